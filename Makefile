@@ -1,0 +1,28 @@
+# Two entry points for people: `make lab` (open the course) and `make test` (prove it works).
+# Both create .venv with the Python found as $(PYTHON) (3.10 or newer) on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: lab test install lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab course/00_start_here.ipynb
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check edumatcher tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis artifacts

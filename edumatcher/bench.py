@@ -1,0 +1,40 @@
+"""The ``bench`` subcommand: ``python -m edumatcher bench {book,engine,gc}``.
+
+The benchmarks themselves live in ``edumatcher.benchmarks``; this module only
+wires them to the command line, with the options they share defined once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Any
+
+__all__ = ["add_bench_parser", "BENCHMARKS"]
+
+BENCHMARKS: dict[str, str] = {
+    "book": "OrderBook vs the bare heap book (and NaiveBook) on the standard workload.",
+    "engine": "The full message path, bytes in to bytes out: messages/s and handling latency.",
+    "gc": "An opening ramp then a steady stream, default collector vs GcPolicy.",
+}
+
+
+def add_bench_parser(sub: Any) -> None:
+    """Register ``bench`` and one sub-subcommand per benchmark."""
+    bench = sub.add_parser(
+        "bench",
+        help="run a benchmark and print its figures",
+        description="Run a benchmark and print its figures. Example: python -m edumatcher bench book --quick",
+    )
+    names = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
+    for name, summary in BENCHMARKS.items():
+        p = names.add_parser(name, help=summary, description=f"{summary} Example: python -m edumatcher bench {name} --quick")
+        p.add_argument("--quick", action="store_true", help="a small version that finishes in seconds")
+        p.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
+        p.add_argument("--repeat", type=int, default=None, help="repeats per contender (default: benchmark's own, at least 5)")
+        p.set_defaults(func=_run, benchmark=name)
+
+
+def _run(args: argparse.Namespace) -> int:
+    module = importlib.import_module(f"edumatcher.benchmarks.{args.benchmark}_bench")
+    return int(module.run(quick=args.quick, seed=args.seed, repeat=args.repeat) or 0)
