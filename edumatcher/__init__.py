@@ -1,11 +1,32 @@
-"""EduMatcher: a small, real order-matching engine to learn performance engineering on."""
+"""EduMatcher: a small, real order-matching engine to learn performance engineering on.
 
+A tour in four lines: rest a sell order, cross it with a buy, read the trade.
+
+>>> from edumatcher import Order, OrderBook
+>>> book = OrderBook("ACME")
+>>> book.submit(Order.from_dict({"id": "s1", "symbol": "ACME", "side": "SELL", "order_type": "LIMIT",
+...                              "qty": 5, "price": 10010, "owner": "alice"}))
+[]
+>>> [(t.price, t.qty, t.buy_order_id, t.sell_order_id) for t in book.submit(Order.from_dict(
+...     {"id": "b1", "symbol": "ACME", "side": "BUY", "order_type": "LIMIT", "qty": 3, "price": 10020,
+...      "owner": "bob"}))]
+[(10010, 3, 'b1', 's1')]
+>>> book.depth()
+([], [(10010, 1, 2)])
+
+Prices are integer ticks (``to_ticks("100.10", 2) == 10010``); the trade printed at the
+resting order's price. The rules the book follows are written once, in ``edumatcher.rules``;
+``edumatcher.reference.NaiveBook`` follows them the obvious way, and the tests hold the two
+to the same answers after every operation.
+"""
+
+from .book import COMPACT_FACTOR, COMPACT_SLACK, OrderBook
 from .model import TIF, Order, OrderRejected, OrderStatus, OrderType, SelfMatch, Side, Trade, new_order_id
 from .ticks import from_ticks, to_ticks
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Order", "OrderRejected", "OrderStatus", "OrderType", "SelfMatch", "Side", "TIF", "Trade",
-    "from_ticks", "new_order_id", "to_ticks",
+    "COMPACT_FACTOR", "COMPACT_SLACK", "Order", "OrderBook", "OrderRejected", "OrderStatus", "OrderType",
+    "SelfMatch", "Side", "TIF", "Trade", "from_ticks", "new_order_id", "to_ticks",
 ]

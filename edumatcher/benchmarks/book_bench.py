@@ -1,0 +1,235 @@
+"""``bench book``: what the full ``OrderBook`` costs over the bare heap book, and over ``NaiveBook``.
+
+Method
+------
+* **Workload**: ``workloads.standard(N, seed)``, N = 1,000,000 operations (20,000
+  with ``--quick``): about 70 % new GTC limit orders within ±20 ticks of the mid on
+  both sides (so many cross and trade), about 30 % cancels of random live orders.
+  ``BareBook`` accepts exactly this kind of flow.
+* **One sample is one pass** over the whole workload on a new, empty book. The
+  ``Order`` objects are built fresh before every pass, outside the timed region
+  (a book mutates the orders it is given, so they cannot be reused); the book and
+  its orders are torn down after the clock stops.
+* **Interleaved**: OrderBook, BareBook, OrderBook, BareBook, ... after one warm-up
+  pass each, so a drift of the machine during the run touches both alike.
+* **The collector is off while timing**; young objects are collected between passes. A
+  full collection would otherwise walk the harness's own million operations and
+  bill that to whichever book happened to be running (the bimodal-benchmark trap).
+  The collector's cost is the subject of ``bench gc``.
+* **Figures**: median ops/s over at least 5 passes, with the min–max, and the
+  ratio full/bare of the medians (OrderBook ops/s over BareBook ops/s). The issue's
+  target is a ratio of at least 0.6; the run reports whether it met it and never
+  fails on it.
+* **Correctness check**: both books must print the same number of trades and find
+  the same number of orders to cancel, on every pass; otherwise a MISMATCH line is
+  printed and the exit code is 1.
+* Then ``NaiveBook`` (the O(n) reference) is timed against ``OrderBook`` the same
+  way on the first 20,000 operations of the same workload (2,000 with ``--quick``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from .. import workloads
+from ..cli import CliError
+from ..measure import (
+    MIN_REPEAT,
+    Measurement,
+    Pass,
+    PassRecord,
+    compare,
+    format_rate,
+    format_seconds,
+    interleave,
+    interpreter,
+    machine,
+    table,
+)
+
+__all__ = ["run", "FULL_OPS", "QUICK_OPS", "NAIVE_OPS", "QUICK_NAIVE_OPS", "TARGET_RATIO"]
+
+FULL_OPS = 1_000_000
+QUICK_OPS = 20_000
+NAIVE_OPS = 20_000
+QUICK_NAIVE_OPS = 2_000
+TARGET_RATIO = 0.6
+"""The issue's target for OrderBook ops/s over BareBook ops/s."""
+
+Tally = workloads.Tally
+
+
+def _say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def _load_books() -> tuple[type, type, type]:
+    """Import the three books late, so a missing one is one clear error line."""
+    try:
+        from ..bare_book import BareBook
+        from ..book import OrderBook
+        from ..reference import NaiveBook
+    except ImportError as exc:
+        raise CliError(f"bench book needs OrderBook, BareBook and NaiveBook: {exc}") from None
+    return OrderBook, BareBook, NaiveBook
+
+
+def _contender(label: str, book_class: type, ops: list[workloads.Op]) -> Pass:
+    def prepare() -> tuple[Any, list[tuple[str, Any]]]:
+        return book_class(workloads.SYMBOL), workloads.prepare(ops)
+
+    def run(data: tuple[Any, list[tuple[str, Any]]]) -> Tally:
+        return workloads.apply_prepared(*data)
+
+    return Pass(label, run, prepare, ops_per_call=len(ops))
+
+
+class _PassLog:
+    """Prints one line per pass and keeps every pass's tally for the correctness check."""
+
+    def __init__(self, total_rounds: int) -> None:
+        self.total_rounds = total_rounds
+        self.tallies: dict[str, list[tuple[str, Tally]]] = {}
+
+    def __call__(self, record: PassRecord) -> None:
+        tally = record.result
+        assert isinstance(tally, Tally)
+        which = "warm-up" if record.warmup else f"pass {record.round + 1}/{self.total_rounds}"
+        self.tallies.setdefault(record.label, []).append((which, tally))
+        _say(f"      {which:<11} {record.label:<10} {format_seconds(record.seconds):>9}   trades {tally.trades:,}")
+
+
+def _tally_problems(log: _PassLog, labels: list[str]) -> list[str]:
+    """Every pass of every contender must agree on trades, cancels and rejects."""
+    problems = []
+    reference_label = labels[0]
+    reference = log.tallies[reference_label][0][1]
+    for label in labels:
+        for which, tally in log.tallies[label]:
+            if tally != reference:
+                problems.append(f"MISMATCH: {label} {which} gave {tally} but {reference_label}'s warm-up gave {reference}")
+    return problems
+
+
+def _race(contenders: list[Pass], repeat: int, progress_title: str) -> tuple[list[Measurement], list[str], dict[str, Tally]]:
+    """Time the contenders interleaved; return measurements, mismatches, each one's first tally."""
+    _say(progress_title)
+    log = _PassLog(repeat)
+    started = time.perf_counter()
+    results = interleave(contenders, repeat=repeat, warmup=1, gc=False, on_pass=log)
+    _say(f"      done in {time.perf_counter() - started:.1f} s")
+    labels = [c.label for c in contenders]
+    return results, _tally_problems(log, labels), {label: log.tallies[label][0][1] for label in labels}
+
+
+def _peak_rss() -> str:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return "not available on this platform"
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_bytes = peak if sys.platform == "darwin" else peak * 1024  # macOS reports bytes, Linux KiB
+    return f"{peak_bytes / 2**20:,.0f} MiB (max resident set size of this process)"
+
+
+def _ratio(full: Measurement, bare: Measurement) -> tuple[float, float, float]:
+    """Full/bare throughput ratio of the medians, and its extremes over the passes."""
+    # Throughput is ops / seconds and both books run the same ops, so the ratio of
+    # throughputs is the inverse ratio of times.
+    return bare.median / full.median, bare.min / full.max, bare.max / full.min
+
+
+def _resolve_repeat(repeat: int | None) -> int:
+    if repeat is None:
+        return MIN_REPEAT
+    if repeat < MIN_REPEAT:
+        raise CliError(f"--repeat {repeat} is too few: a median needs at least {MIN_REPEAT} passes (use --quick for a short run)")
+    return repeat
+
+
+def run(*, quick: bool, seed: int, repeat: int | None) -> int:
+    """Run the benchmark and print its figures; return 0, or 1 when the books disagree.
+
+    ``repeat`` is the number of timed passes per contender (None: 5; fewer than 5
+    is refused). Takes about a minute and under 1 GiB in full, seconds with ``quick``.
+    """
+    repeat = _resolve_repeat(repeat)
+    n_ops = QUICK_OPS if quick else FULL_OPS
+    n_naive = QUICK_NAIVE_OPS if quick else NAIVE_OPS
+    order_book, bare_book, naive_book = _load_books()
+
+    _say("bench book: OrderBook (full) against BareBook (bare heaps), then NaiveBook" + (" [--quick]" if quick else ""))
+    _say("method:")
+    _say(f"  workload   standard({n_ops:,}, seed={seed}): ~70 % new GTC limits within ±20 ticks of {workloads.MID:,},")
+    _say("             both sides, qty 1-100; ~30 % cancels of random live orders")
+    _say("  sample     one pass over the whole workload on a new book; fresh Order objects built")
+    _say("             before the clock starts, book torn down after it stops")
+    _say(f"  schedule   interleaved A B A B ..., 1 warm-up pass each, then {repeat} timed passes each")
+    _say("  collector  off while timing, young objects collected between passes (its cost is `bench gc`'s subject)")
+    _say("  figures    median ops/s over the passes (min–max); ratio full/bare of the medians")
+    _say(f"interpreter: {interpreter()}")
+    _say(f"machine:     {machine()}")
+    _say()
+
+    _say(f"[1/4] building the standard workload: {n_ops:,} operations, seed {seed} ...")
+    started = time.perf_counter()
+    ops = workloads.standard(n_ops, seed)
+    kinds = workloads.composition(ops)
+    _say(f"      done in {time.perf_counter() - started:.1f} s: {kinds[workloads.NEW]:,} new orders, "
+         f"{kinds[workloads.CANCEL]:,} cancels")
+
+    (full, bare), problems, tallies = _race(
+        [_contender("OrderBook", order_book, ops), _contender("BareBook", bare_book, ops)],
+        repeat,
+        f"[2/4] timing OrderBook and BareBook, interleaved: 1 warm-up + {repeat} passes each ...",
+    )
+    del ops  # the NaiveBook phase needs only a prefix; give the memory back
+
+    _say("[3/4] results")
+    for line in str(table([full, bare])).splitlines():
+        _say(f"      {line}")
+    for m in (full, bare):
+        slow, fast = m.rate_range
+        _say(f"      {m.label:<10} {format_rate(m.rate):>14}   (min–max {format_rate(slow)}–{format_rate(fast)})")
+    ratio, low, high = _ratio(full, bare)
+    _say(f"      ratio full/bare (OrderBook ops/s / BareBook ops/s): {ratio:.2f}   (pass-to-pass range {low:.2f}–{high:.2f})")
+    _say(f"      verdict: {compare(full, bare).verdict}")
+    met = "met" if ratio >= TARGET_RATIO else "NOT met"
+    _say(f"      target (issue): full/bare >= {TARGET_RATIO:.2f}; this run: {ratio:.2f}, {met}")
+    if low < TARGET_RATIO <= high:
+        _say("      (the pass-to-pass range straddles the target: this run cannot settle it; rerun on a quieter machine)")
+    full_tally, bare_tally = tallies["OrderBook"], tallies["BareBook"]
+    _say(f"      trades: OrderBook {full_tally.trades:,}, BareBook {bare_tally.trades:,}"
+         + ("   !!! MISMATCH (details at the end)" if problems else " (agree, on every pass)"))
+    _say(f"      cancels that found their order: OrderBook {full_tally.cancelled:,}, BareBook {bare_tally.cancelled:,}"
+         f"; that missed (already filled): {full_tally.cancel_misses:,}, {bare_tally.cancel_misses:,}")
+
+    naive_ops = workloads.standard(n_naive, seed)  # the same flow's first n_naive operations
+    (naive, full_small), naive_problems, naive_tallies = _race(
+        [_contender("NaiveBook", naive_book, naive_ops), _contender("OrderBook", order_book, naive_ops)],
+        repeat,
+        f"[4/4] NaiveBook against OrderBook on the first {n_naive:,} operations, interleaved: 1 warm-up + {repeat} passes each ...",
+    )
+    for line in str(table([naive, full_small])).splitlines():
+        _say(f"      {line}")
+    slowdown = naive.median / full_small.median
+    _say(f"      NaiveBook is {slowdown:.1f}x slower than OrderBook on {n_naive:,} operations "
+         f"({format_rate(naive.rate)} against {format_rate(full_small.rate)})")
+    _say(f"      trades: NaiveBook {naive_tallies['NaiveBook'].trades:,}, OrderBook {naive_tallies['OrderBook'].trades:,}"
+         + ("   !!! MISMATCH (details at the end)" if naive_problems else " (agree, on every pass)"))
+    _say(f"      verdict: {compare(naive, full_small).verdict}")
+    problems += naive_problems
+
+    _say()
+    _say(f"peak memory: {_peak_rss()}")
+    if problems:
+        shown = 6
+        for line in problems[:shown]:
+            _say(f"!!! {line}")
+        if len(problems) > shown:
+            _say(f"!!! ... and {len(problems) - shown} more passes that disagree")
+        _say("!!! MISMATCH: the books disagree, so the timings above compare different work. Exit code 1.")
+        return 1
+    return 0

@@ -1,0 +1,141 @@
+"""The grading worker: one submission, one process: read, restore the checks, execute, report.
+
+Run as ``python -m edumatcher.grading.worker JOB.json`` by ``supervise``, which kills it (and its
+kernel) when it overruns. It reports through an append-only file of JSON lines, one event per
+line, flushed as soon as it is known, so a worker killed halfway still leaves the checks it scored:
+
+* ``{"event": "note", "text": ...}`` - something the student should read in the feedback
+* ``{"event": "kernel", "pid": N}`` - the kernel started (its process group is N)
+* ``{"event": "check", "grade_id": ..., "passed": bool, "message": ...}`` - one check scored
+* ``{"event": "status", "status": ..., "reason": ...}`` - the run ended abnormally (see ``score``)
+* ``{"event": "executed", "path": ...}`` - the executed notebook was saved
+* ``{"event": "done"}`` - the worker finished normally
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from .startup import avoid_slow_imports
+
+avoid_slow_imports()  # before nbformat is first imported, below
+
+# isort: split
+from .execute import DEFAULT_MAX_OUTPUT_CHARS, CellOutcome, run_cells  # noqa: E402
+from .exercise import load_exercise  # noqa: E402
+from .notebook_cells import notebook_text  # noqa: E402
+from .restore import restore_checks  # noqa: E402
+from .score import EMPTY, ERROR, INVALID, KERNEL_DIED, TIMEOUT  # noqa: E402
+from .submissions import SubmissionUnreadable, read_submission  # noqa: E402
+
+__all__ = ["EventLog", "grade_in_worker", "main"]
+
+# Failing answer cells are worth telling the student about, but a long list buries the checks.
+_MAX_ANSWER_NOTES = 5
+
+
+class EventLog:
+    """Append-only JSON-lines event file, flushed after every event."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def emit(self, **event: Any) -> None:
+        """Write one event and flush it to the OS."""
+        self._file.write(json.dumps(event) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+def grade_in_worker(job: dict[str, Any], log: EventLog) -> None:
+    """Grade the submission described by ``job``, reporting to ``log`` (see the module docstring).
+
+    ``job`` keys: ``source``, ``submission``, ``run_dir`` (kernel cwd), ``cell_timeout``,
+    optional ``executed_path`` and ``max_output_chars``.
+    """
+    exercise = load_exercise(job["source"])
+    try:
+        submission = read_submission(job["submission"])
+    except SubmissionUnreadable as exc:
+        log.emit(event="status", status=INVALID, reason=str(exc))
+        return
+    if not submission.cells:
+        log.emit(event="status", status=EMPTY, reason="the notebook has no cells")
+        return
+
+    # Restore first: no student code runs until the official checks are back in place.
+    restored = restore_checks(exercise, submission)
+    for note in restored.notes:
+        log.emit(event="note", text=note)
+    roles = restored.cells
+    answer_notes = 0
+
+    def report(outcome: CellOutcome) -> None:
+        nonlocal answer_notes
+        graded = roles[outcome.index]
+        if graded.role == "check":
+            log.emit(event="check", grade_id=graded.grade_id, passed=outcome.status == "ok",
+                     message="" if outcome.status == "ok" else outcome.message)
+        elif outcome.status != "ok" and answer_notes < _MAX_ANSWER_NOTES:
+            answer_notes += 1
+            label = f"answer cell {graded.grade_id}" if graded.role == "answer" else f"cell {outcome.index}"
+            log.emit(event="note", text=f"{label} failed: {outcome.message}")
+
+    stopped = asyncio.run(run_cells(
+        restored.notebook,
+        cwd=str(job["run_dir"]),
+        cell_timeout=int(job["cell_timeout"]),
+        on_outcome=report,
+        on_kernel_started=lambda pid: log.emit(event="kernel", pid=pid),
+        max_output_chars=int(job.get("max_output_chars") or DEFAULT_MAX_OUTPUT_CHARS),
+    ))
+    if stopped is not None:
+        where = _describe_cell(roles[stopped.index], stopped.index)
+        if stopped.status == "dead":
+            log.emit(event="status", status=KERNEL_DIED,
+                     reason=f"the kernel died while running {where}; later checks score 0")
+        else:
+            log.emit(event="status", status=TIMEOUT, reason=f"{where} {stopped.message}")
+    if job.get("executed_path"):
+        target = Path(job["executed_path"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(notebook_text(restored.notebook).encode("utf-8"))
+        log.emit(event="executed", path=str(target))
+
+
+def _describe_cell(graded: Any, index: int) -> str:
+    if graded.role == "check":
+        return f"check {graded.grade_id}"
+    if graded.role == "answer":
+        return f"answer cell {graded.grade_id}"
+    return f"cell {index}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: ``python -m edumatcher.grading.worker JOB.json``; exit 0 unless the grader failed."""
+    args = sys.argv[1:] if argv is None else argv
+    job = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    log = EventLog(job["events"])
+    try:
+        grade_in_worker(job, log)
+    except Exception as exc:  # the submission gets an "error" row; the class goes on
+        traceback.print_exc()
+        log.emit(event="status", status=ERROR, reason=f"grader failed: {type(exc).__name__}: {exc}")
+        return 2
+    else:
+        log.emit(event="done")
+        return 0
+    finally:
+        log.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""Tests for ``bench gc``: it runs end to end, restores the collector, and its pieces do what they say.
+
+No speed is asserted anywhere (a shared machine makes timings noise); the
+benchmark prints figures and these tests check the figures are there and sane.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+
+import pytest
+
+from edumatcher import workloads
+from edumatcher.benchmarks import gc_bench
+from edumatcher.cli import main
+from edumatcher.engine import Engine
+from edumatcher.messages import loads
+
+
+def collector_state() -> tuple[tuple[int, ...], bool, int, int]:
+    return gc.get_threshold(), gc.isenabled(), gc.get_freeze_count(), len(gc.callbacks)
+
+
+@pytest.fixture(autouse=True)
+def restore_collector():
+    """Whatever happens, leave the collector as found (the assertions below check the bench did it itself)."""
+    thresholds, enabled, _, _ = collector_state()
+    callbacks = list(gc.callbacks)
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*thresholds)
+    (gc.enable if enabled else gc.disable)()
+    gc.callbacks[:] = callbacks
+
+
+@pytest.fixture
+def small(monkeypatch):
+    """Shrink --quick further: these tests check behaviour, not figures."""
+    monkeypatch.setattr(gc_bench, "QUICK_RAMP_RESTING", 3_000)
+    monkeypatch.setattr(gc_bench, "QUICK_STEADY_MESSAGES", 3_000)
+    monkeypatch.setattr(gc_bench, "LULL_EVERY", 500)
+
+
+def test_bench_gc_quick_runs_prints_figures_and_restores_the_collector(small, capsys):
+    before = collector_state()
+    assert main(["bench", "gc", "--quick"]) == 0
+    assert collector_state() == before
+    out = capsys.readouterr().out
+    # Method and interpreter come first, before any figure.
+    assert out.index("method:") < out.index("interpreter:") < out.index("[1/3]")
+    table = out[out.index("[3/3]"):]
+    for contender in (gc_bench.DEFAULT, gc_bench.POLICY):
+        for phase in gc_bench.PHASES:
+            assert re.search(rf"{contender}\s+{phase}\s+[\d,.]+ \([\d,.]+–[\d,.]+\)", table), (contender, phase)
+    assert out.count("pass 5/5") == 2 and out.count("warm-up") >= 2
+    assert "GcPolicy's freeze" in out
+    assert "collector after the run: restored as found" in out
+    assert "1. with GcPolicy, longest collection pause after the freeze" in out
+    assert "2. max handling latency after the freeze" in out
+    assert out.count(" -> met") + out.count(" -> NOT met") == 2
+
+
+def test_bench_gc_refuses_too_few_repeats(capsys):
+    assert main(["bench", "gc", "--quick", "--repeat", "2"]) == 1
+    assert "Error: --repeat 2 is too few" in capsys.readouterr().err
+
+
+def test_one_pass_measures_every_message_and_freezes_once(small):
+    ramp = gc_bench.encode_trimmed(workloads.opening_ramp(2_000, 3))
+    steady = gc_bench.encode_trimmed(gc_bench.steady_ops(1_500, 3))
+    before = collector_state()
+    result = gc_bench.one_pass(Engine([workloads.SYMBOL]), ramp, steady, use_policy=True)
+    assert collector_state() == before
+    assert result.phases["ramp"].messages == len(ramp) and result.phases["steady"].messages == len(steady)
+    assert result.phases["ramp"].live_orders == 2_000  # the ramp never crosses: everything rests
+    assert result.freeze_ns is not None and result.freeze_ns > 0
+    assert result.actions.count("freeze") == 1 and result.actions[:2] == ["start", "arm"]
+    # A lull every LULL_EVERY steady messages, each a young collection (the full one is minutes away).
+    assert gc_bench.LULL_EVERY == 500
+    assert result.actions.count("young") == len(steady) // 500 == 2
+    assert result.phases["steady"].lull_collections >= 2
+    for stats in result.phases.values():
+        assert 0 < stats.p50 <= stats.p99 <= stats.p999 <= stats.max
+        assert stats.max_ex_gc <= stats.max
+
+    plain = gc_bench.one_pass(Engine([workloads.SYMBOL]), ramp, steady, use_policy=False)
+    assert plain.freeze_ns is None and plain.actions == []
+    assert plain.phases["steady"].lull_collections == 0
+    assert collector_state() == before
+
+
+def test_one_pass_restores_the_collector_when_the_engine_fails():
+    class Exploding:
+        books = {workloads.SYMBOL: []}
+
+        def handle(self, payload: bytes) -> None:
+            raise RuntimeError("boom")
+
+    before = collector_state()
+    with pytest.raises(RuntimeError, match="boom"):
+        gc_bench.one_pass(Exploding(), [b"x"], [b"y"], use_policy=True)
+    assert collector_state() == before
+
+
+def test_steady_ops_rename_ids_and_drop_cancel_owner():
+    ops = gc_bench.steady_ops(5_000, seed=2)
+    original = workloads.steady_state(5_000, 2, depth=gc_bench.STEADY_DEPTH)
+    kept = [op for op in original if op[0] != workloads.CANCEL_OWNER]
+    assert len(ops) == len(kept) < len(original)  # 5,000 steps make a few cancel_owner
+    for mine, theirs in zip(ops, kept, strict=True):
+        assert mine[0] == theirs[0] and mine[1] == "s" + theirs[1][1:] and mine[2:] == theirs[2:]
+
+
+def test_encode_trimmed_matches_the_engine_bench_payloads_and_is_compact():
+    import tracemalloc
+
+    from edumatcher.benchmarks.engine_bench import encode_workload
+
+    ops = workloads.opening_ramp(200, 5, then=300)
+    ops = [op for op in ops if op[0] != workloads.CANCEL_OWNER]
+    assert gc_bench.encode_trimmed(ops) == encode_workload(ops)
+    tracemalloc.start()
+    try:
+        payloads = gc_bench.encode_trimmed(ops)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held / len(payloads) < 400  # ~100-150 bytes each, not an encoder's 4 KiB buffer
+    assert all(type(loads(p)) is dict for p in payloads)
+
+
+def _pass(label: str, steady_max: int, pause: int = 0, lull_pause: int = 0) -> gc_bench.PassResult:
+    stats = gc_bench.PhaseStats(
+        messages=10, p50=1, p99=2, p999=3, max=steady_max, max_ex_gc=steady_max, longest_pause=pause,
+        collections=(0, 0, 0), longest_lull_pause=lull_pause,
+    )
+    return gc_bench.PassResult(label, {"ramp": stats, "steady": stats})
+
+
+def test_targets_are_judged_on_the_figures_and_can_fail():
+    default = [_pass("d", 50_000_000), _pass("d", 60_000_000), _pass("d", 1_000)]
+    good = [_pass("p", 2_000_000, pause=200_000, lull_pause=900_000) for _ in range(3)]
+    assert [t.met for t in gc_bench.evaluate_targets(default, good)] == [True, True]  # 50 ms / 2 ms = 25x
+    slow_lull = good[:2] + [_pass("p", 2_000_000, lull_pause=1_000_000)]
+    targets = gc_bench.evaluate_targets(default, slow_lull)
+    assert [t.met for t in targets] == [False, True]
+    assert "on the message path 200.0 µs, at lulls 1,000.0 µs" in targets[0].text
+    close = [_pass("p", 6_000_000) for _ in range(3)]  # 50 ms / 6 ms < 10x
+    targets = gc_bench.evaluate_targets(default, close)
+    assert [t.met for t in targets] == [True, False]
+    assert "8.3x" in targets[1].text
