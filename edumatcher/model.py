@@ -33,7 +33,7 @@ class Side(str, Enum):
 
 
 class OrderType(str, Enum):
-    """How an order is priced. STOP becomes MARKET and STOP_LIMIT becomes LIMIT when triggered."""
+    """How an order is priced. Once triggered, a STOP matches as MARKET and a STOP_LIMIT as LIMIT."""
 
     LIMIT = "LIMIT"
     MARKET = "MARKET"

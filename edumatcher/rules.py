@@ -4,7 +4,8 @@ Both books follow this text: ``OrderBook`` (``book.py``, fast) and ``NaiveBook``
 (``reference.py``, obvious). The differential test holds them to the same answers,
 so any behaviour not written here is a bug in one of them.
 
-Acceptance (``validate_new_order``; a refusal raises ``OrderRejected`` and changes nothing)
+Acceptance (``validate_new_order``; a refusal raises ``OrderRejected`` and changes nothing,
+``book.events`` included; ``validate_new_order`` runs before the duplicate-id check)
 -----------------------------------------------------------------------------------------
 * ``id`` and ``owner`` are non-empty ``str``; ``id`` is not live in the book
   (resting or a pending stop): DUPLICATE_ID. Ids of ended orders may be reused.
@@ -21,9 +22,13 @@ Acceptance (``validate_new_order``; a refusal raises ``OrderRejected`` and chang
 
 Sequencing
 ----------
-* The book keeps one counter. An accepted order takes ``arrival_seq = next``;
-  so does a triggered stop (when it triggers) and an iceberg whose peak is
-  refreshed (at the refresh). Rejections take nothing.
+* The book keeps one counter; the first value is 1. An accepted order takes
+  ``arrival_seq = next``; so does a triggered stop (when it triggers, so a stop that
+  is triggerable on arrival takes two values) and an iceberg whose peak is refreshed
+  (at the refresh). When one trade refreshes both peaks, the resting order's refresh
+  comes first. Rejections take nothing.
+* ``submit(order, now_ns=...)`` stamps the accepted order and every trade of that
+  call with ``now_ns``; a stop that triggers during a later call keeps its own stamp.
 * Trades are numbered per book from 1 (``Trade.seq``).
 * ``last_price`` is the price of the latest trade (or the constructor's value).
 
@@ -50,8 +55,9 @@ Matching
 
 Icebergs
 --------
-* ``visible_qty`` starts at ``min(display_qty, qty)`` (for ordinary orders it is
-  ``remaining_qty`` while resting). Depth shows only ``visible_qty``.
+* ``visible_qty`` starts at ``min(display_qty, qty)``; for an ordinary order it
+  always equals ``remaining_qty`` (0 once filled, the cancelled quantity once
+  cancelled). Depth shows only ``visible_qty``.
 * Every fill of an iceberg, resting or aggressing, does
   ``visible_qty = max(visible_qty - fill, 0)``. When that leaves 0 visible and
   ``remaining_qty > 0``, the peak refreshes once:
@@ -67,7 +73,8 @@ Stops
   is skipped: it goes straight to triggered).
 * Triggering: status becomes NEW, a new ``arrival_seq`` is taken, a
   ("triggered", order) event is recorded, then a STOP matches as a MARKET order
-  and a STOP_LIMIT as a LIMIT order with its own TIF (it may rest).
+  and a STOP_LIMIT as a LIMIT order with its own TIF (it may rest). Its
+  ``order_type`` field is not changed.
 * Stops are checked after the submitted order has finished (matched and rested
   or cancelled). Then, repeatedly: if the best pending buy stop (lowest
   ``stop_price``, then lowest ``arrival_seq``) is triggerable, trigger and run it
@@ -85,8 +92,11 @@ the aggressor's ``smp`` is not NONE; no trade is printed)
 * DECREMENT: with ``a`` and ``r`` the two ``remaining_qty``: if ``a > r`` the resting
   order is cancelled and the aggressor's ``remaining_qty`` drops by ``r`` (matching
   goes on); if ``r > a`` the aggressor is cancelled and the resting order's
-  ``remaining_qty`` drops by ``a`` (its ``visible_qty`` becomes
-  ``min(visible_qty, remaining_qty)``, its place is kept); if equal, both are cancelled.
+  ``remaining_qty`` drops by ``a`` (its place is kept); if equal, both are cancelled.
+  The order whose ``remaining_qty`` dropped gets ``visible_qty = min(visible_qty,
+  remaining_qty)``; a DECREMENT changes no status.
+* When both orders are cancelled (CANCEL_BOTH, an equal DECREMENT) the resting
+  order's ("cancelled", ...) event comes first.
 
 Cancels
 -------
@@ -97,8 +107,8 @@ Cancels
 
 Events
 ------
-Each mutating call (``submit``, ``cancel``, ``cancel_owner``) first clears
-``book.events`` and then appends, in the order they happen:
+Each mutating call (``submit``, ``cancel``, ``cancel_owner``) that is not refused
+first clears ``book.events`` and then appends, in the order they happen:
 ``("trade", Trade)``, ``("cancelled", Order)`` for every order cancelled during
 the call (the aggressor's unfilled remainder, a FOK kill, self-match cancels, and
 the orders removed by ``cancel``/``cancel_owner``) and ``("triggered", Order)``.
@@ -114,7 +124,7 @@ Reading the book
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from .model import (
     TIF,
@@ -153,29 +163,36 @@ def validate_new_order(order: Order, symbol: str) -> None:
         raise OrderRejected(RejectReason.BAD_FIELD, f"owner must be a non-empty string, not {order.owner!r}")
     if order.symbol != symbol:
         raise OrderRejected(RejectReason.WRONG_SYMBOL, f"order for {order.symbol!r} sent to the {symbol!r} book")
-    for value, enum, field in (
-        (order.side, Side, "side"),
-        (order.order_type, OrderType, "order_type"),
-        (order.tif, TIF, "tif"),
-        (order.smp, SelfMatch, "smp"),
-    ):
-        if not isinstance(value, enum):
-            raise OrderRejected(RejectReason.UNKNOWN_ENUM, f"{field} {value!r} is not a {enum.__name__}")
+    # Checks written out one by one, with no helper call on the accepting path: this runs
+    # for every order, and a loop over a tuple built per call plus three helper calls cost
+    # as much as the checks themselves (about 0.55 us -> 0.3 us per order, CPython 3.11).
+    if not isinstance(order.side, Side):
+        _reject_enum(order.side, Side, "side")
+    if not isinstance(order.order_type, OrderType):
+        _reject_enum(order.order_type, OrderType, "order_type")
+    if not isinstance(order.tif, TIF):
+        _reject_enum(order.tif, TIF, "tif")
+    if not isinstance(order.smp, SelfMatch):
+        _reject_enum(order.smp, SelfMatch, "smp")
     qty = order.qty
-    if not _is_int(qty) or not 1 <= qty <= MAX_QTY:
+    if type(qty) is not int or not 1 <= qty <= MAX_QTY:  # type(), not isinstance: a bool is no quantity
         raise OrderRejected(RejectReason.BAD_QTY, f"qty must be an int from 1 to {MAX_QTY}, not {qty!r}")
     kind = order.order_type
+    price = order.price
     if kind in _PRICED:
-        if order.price is None:
+        if price is None:
             raise OrderRejected(RejectReason.MISSING_PRICE, f"a {kind.value} order needs a price")
-        _check_price(order.price, "price")
-    elif order.price is not None:
+        if type(price) is not int or not 1 <= price <= MAX_PRICE:
+            _check_price(price, "price")
+    elif price is not None:
         raise OrderRejected(RejectReason.UNEXPECTED_PRICE, f"a {kind.value} order takes no price")
+    stop_price = order.stop_price
     if kind in _STOPS:
-        if order.stop_price is None:
+        if stop_price is None:
             raise OrderRejected(RejectReason.MISSING_STOP_PRICE, f"a {kind.value} order needs a stop_price")
-        _check_price(order.stop_price, "stop_price")
-    elif order.stop_price is not None:
+        if type(stop_price) is not int or not 1 <= stop_price <= MAX_PRICE:
+            _check_price(stop_price, "stop_price")
+    elif stop_price is not None:
         raise OrderRejected(RejectReason.UNEXPECTED_STOP_PRICE, f"a {kind.value} order takes no stop_price")
     display = order.display_qty
     if display is not None:
@@ -183,6 +200,10 @@ def validate_new_order(order: Order, symbol: str) -> None:
             raise OrderRejected(RejectReason.BAD_DISPLAY_QTY, f"a {kind.value} order cannot rest, so it cannot be an iceberg")
         if not _is_int(display) or not 1 <= display <= qty:
             raise OrderRejected(RejectReason.BAD_DISPLAY_QTY, f"display_qty must be an int from 1 to qty ({qty}), not {display!r}")
+
+
+def _reject_enum(value: Any, enum: type, field: str) -> NoReturn:
+    raise OrderRejected(RejectReason.UNKNOWN_ENUM, f"{field} {value!r} is not a {enum.__name__}")
 
 
 def _check_price(price: Any, field: str) -> None:

@@ -1,0 +1,413 @@
+"""``NaiveBook``: the matching rules of ``rules.py`` written the obvious way.
+
+This is the reference the fast ``OrderBook`` is tested against (``differential.py``).
+It is never optimised and never benchmarked for its own sake: every question is
+answered by scanning plain Python lists, so each method can be read side by side
+with the paragraph of ``rules.py`` it implements. When the two books disagree, the
+spec decides which one is wrong.
+
+Where ``rules.py`` is silent, this book takes the readings below (the fast book takes
+the same ones; /work/divergences.md lists them for the spec's owner):
+
+* a refused ``submit`` leaves ``events`` as they were ("changes nothing");
+* a stop that is triggerable when submitted takes two ``arrival_seq`` values, one when
+  accepted and one when it triggers;
+* a triggered stop keeps its ``order_type`` (STOP, STOP_LIMIT) and the ``timestamp_ns``
+  of its own submit; only the trades carry the clock of the call that triggered it;
+* when one trade refreshes both a resting and an aggressing iceberg, the resting one
+  takes the lower ``arrival_seq``;
+* CANCEL_BOTH and an equal DECREMENT cancel the resting order first, then the aggressor;
+* a DECREMENT that shrinks the aggressor also clamps its ``visible_qty`` to its
+  ``remaining_qty``, as the spec says for the resting order;
+* an ordinary order's ``visible_qty`` is its ``remaining_qty`` at all times (so 0 once
+  filled, the cancelled quantity once cancelled);
+* the first accepted order gets ``arrival_seq`` 1; ``validate_new_order`` runs before
+  the duplicate-id check, so a malformed duplicate gets the malformed code.
+
+>>> from edumatcher.model import Order
+>>> book = NaiveBook("XYZ")
+>>> book.submit(Order.from_dict({"id": "s1", "symbol": "XYZ", "side": "SELL",
+...     "order_type": "LIMIT", "qty": 5, "price": 101, "owner": "ann"}))
+[]
+>>> [t.to_dict()["qty"] for t in book.submit(Order.from_dict({"id": "b1", "symbol": "XYZ",
+...     "side": "BUY", "order_type": "LIMIT", "qty": 3, "price": 102, "owner": "bob"}))]
+[3]
+>>> book.depth()
+([], [(101, 1, 2)])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .model import (
+    TIF,
+    Order,
+    OrderRejected,
+    OrderStatus,
+    OrderType,
+    RejectReason,
+    SelfMatch,
+    Side,
+    Trade,
+)
+from .rules import validate_new_order
+
+__all__ = ["NaiveBook"]
+
+Event = tuple[str, Any]
+
+# Order types that carry no limit price: they cross every price on the other side.
+_MARKET_LIKE = (OrderType.MARKET, OrderType.STOP)
+_STOP_TYPES = (OrderType.STOP, OrderType.STOP_LIMIT)
+_LIVE_STATUSES = (OrderStatus.NEW, OrderStatus.PARTIALLY_FILLED)
+
+
+def _priority(order: Order) -> tuple[int, int]:
+    """Sort key of a resting order: better price first, then lower ``arrival_seq``."""
+    if order.side is Side.BUY:
+        return (-order.price, order.arrival_seq)  # type: ignore[operator]
+    return (order.price, order.arrival_seq)  # type: ignore[return-value]
+
+
+def _stop_priority(order: Order) -> tuple[int, int]:
+    """Sort key of a pending stop: the one closest to triggering first, then lower ``arrival_seq``."""
+    if order.side is Side.BUY:
+        return (order.stop_price, order.arrival_seq)  # type: ignore[return-value]
+    return (-order.stop_price, order.arrival_seq)  # type: ignore[operator]
+
+
+class NaiveBook:
+    """The reference order book for one symbol: same public API and answers as ``OrderBook``.
+
+    State is three plain lists (resting bids, resting asks, pending stops) kept in
+    arrival order; every read sorts or scans them. Costs are O(n) or O(n log n) per
+    step in the number of live orders, on purpose: there is no heap, index or lazy
+    deletion to get wrong.
+
+    Reading: ``best_bid``, ``best_ask``, ``depth``, ``get``, ``len``, ``last_price``.
+    Changing: ``submit``, ``cancel``, ``cancel_owner`` (each first clears ``events``;
+    a refused ``submit`` changes nothing, ``events`` included).
+    Checking: ``check_invariants``.
+    """
+
+    def __init__(self, symbol: str, last_price: int | None = None) -> None:
+        self.symbol = symbol
+        self.last_price = last_price
+        self.events: list[Event] = []
+        self._bids: list[Order] = []  # resting buy orders, unsorted
+        self._asks: list[Order] = []  # resting sell orders, unsorted
+        self._stops: list[Order] = []  # pending STOP and STOP_LIMIT orders, both sides
+        self._last_seq = 0  # the one arrival_seq counter; the first order gets 1
+        self._last_trade_seq = 0  # trades are numbered from 1
+        self._now_ns = 0  # the clock of the submit in progress
+
+    # ------------------------------------------------------------------ reading
+
+    def best_bid(self) -> int | None:
+        """Return the highest resting bid price, or None. O(n).
+
+        >>> NaiveBook("XYZ").best_bid() is None
+        True
+        """
+        return max((o.price for o in self._bids), default=None)  # type: ignore[type-var]
+
+    def best_ask(self) -> int | None:
+        """Return the lowest resting ask price, or None. O(n)."""
+        return min((o.price for o in self._asks), default=None)  # type: ignore[type-var]
+
+    def depth(self, levels: int | None = None) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+        """Return ``(bids, asks)``: ``(price, order_count, displayed_qty)`` per level, best first. O(n log n).
+
+        Only ``visible_qty`` is counted, so an iceberg shows its peak alone.
+        ``levels`` keeps the first N levels of each side.
+        """
+        if levels is not None and (type(levels) is not int or levels < 0):
+            raise ValueError(f"levels must be None or an int >= 0, not {levels!r}")
+        return self._levels(self._bids)[:levels], self._levels(self._asks)[:levels]
+
+    def get(self, order_id: str) -> Order | None:
+        """Return the live order (resting or pending stop) with this id, or None. O(n)."""
+        for order in self._live_orders():
+            if order.id == order_id:
+                return order
+        return None
+
+    def __len__(self) -> int:
+        """Number of live orders: resting plus pending stops. O(1)."""
+        return len(self._bids) + len(self._asks) + len(self._stops)
+
+    # ----------------------------------------------------------------- changing
+
+    def submit(self, order: Order, *, now_ns: int = 0) -> list[Trade]:
+        """Accept or refuse ``order``, match it, then run the stops it triggers; return the trades. O(n^2) worst case.
+
+        A refusal raises ``OrderRejected`` and changes nothing: not the book, not
+        ``order``, not even ``events`` (they still describe the previous call).
+        ``now_ns`` stamps the accepted order and every trade of this call.
+        """
+        # Acceptance: the spec's checks, then the one that needs the book.
+        validate_new_order(order, self.symbol)
+        if self.get(order.id) is not None:
+            raise OrderRejected(RejectReason.DUPLICATE_ID, f"order id {order.id!r} is already live")
+        # A fresh list rather than .clear(): whoever kept the previous call's events keeps them.
+        self.events = []
+        self._now_ns = now_ns
+        order.timestamp_ns = now_ns
+        order.status = OrderStatus.NEW
+        order.filled_qty = 0
+        order.remaining_qty = order.qty
+        order.visible_qty = order.qty if order.display_qty is None else min(order.display_qty, order.qty)
+        order.arrival_seq = self._take_seq()
+
+        if order.order_type in _STOP_TYPES:
+            if self._triggerable(order):
+                self._trigger(order)  # PENDING is skipped
+            else:
+                order.status = OrderStatus.PENDING
+                self._stops.append(order)
+        else:
+            self._execute(order)
+
+        # Stops: only once the submitted order has finished.
+        self._run_stop_cascade()
+        return [payload for kind, payload in self.events if kind == "trade"]
+
+    def cancel(self, order_id: str) -> bool:
+        """Cancel a resting order or pending stop; return False (changing nothing) for any other id. O(n)."""
+        self.events = []
+        order = self.get(order_id)
+        if order is None:
+            return False
+        self._remove_live(order)
+        self._cancel(order)
+        return True
+
+    def cancel_owner(self, owner: str) -> list[str]:
+        """Cancel every live order of ``owner`` in ``arrival_seq`` order; return their ids in that order. O(n log n)."""
+        self.events = []
+        mine = sorted((o for o in self._live_orders() if o.owner == owner), key=lambda o: o.arrival_seq)
+        for order in mine:
+            self._remove_live(order)
+            self._cancel(order)
+        return [o.id for o in mine]
+
+    # ----------------------------------------------------------------- checking
+
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` (showing the whole book) if the state breaks a rule. O(n).
+
+        Checks: resting orders are live LIMIT-priced orders on the right list with
+        ``1 <= visible_qty <= remaining_qty``; pending stops are PENDING; live ids are
+        unique; the book is not crossed; no pending stop is triggerable.
+        """
+        problems: list[str] = []
+        for side, orders in ((Side.BUY, self._bids), (Side.SELL, self._asks)):
+            for o in orders:
+                if o.side is not side or o.price is None or o.status not in _LIVE_STATUSES:
+                    problems.append(f"bad resting order {o.to_dict()}")
+                if not 1 <= o.visible_qty <= o.remaining_qty:
+                    problems.append(f"visible/remaining out of range {o.to_dict()}")
+        for o in self._stops:
+            if o.status is not OrderStatus.PENDING or self._triggerable(o):
+                problems.append(f"bad pending stop {o.to_dict()}")
+        ids = [o.id for o in self._live_orders()]
+        if len(ids) != len(set(ids)):
+            problems.append("duplicate live ids")
+        bid, ask = self.best_bid(), self.best_ask()
+        if bid is not None and ask is not None and bid >= ask:
+            problems.append(f"crossed book: bid {bid} >= ask {ask}")
+        if problems:
+            state = "\n".join(f"  {o.to_dict()}" for o in self._live_orders())
+            raise AssertionError("; ".join(problems) + f"\nlive orders:\n{state}")
+
+    # -------------------------------------------------------- matching (private)
+
+    def _execute(self, aggressor: Order) -> None:
+        """Run one accepted (or just triggered) order to completion: FOK check, match, rest or cancel."""
+        if aggressor.tif is TIF.FOK and self._fok_available_qty(aggressor) < aggressor.qty:
+            self._cancel(aggressor)  # killed untouched
+            return
+        self._match(aggressor)
+        if aggressor.status is OrderStatus.CANCELLED or aggressor.remaining_qty == 0:
+            return  # self-match prevention ended it, or it filled
+        if aggressor.order_type not in _MARKET_LIKE and aggressor.tif in (TIF.DAY, TIF.GTC):
+            self._side_list(aggressor.side).append(aggressor)
+        else:
+            self._cancel(aggressor)  # MARKET, IOC and FOK never rest
+
+    def _match(self, aggressor: Order) -> None:
+        """Trade ``aggressor`` against the best crossing resting orders until it is done."""
+        while aggressor.remaining_qty > 0:
+            resting = self._best_resting(self._opposite_list(aggressor.side))
+            if resting is None or not self._crosses(aggressor, resting.price):  # type: ignore[arg-type]
+                return
+            if aggressor.smp is not SelfMatch.NONE and resting.owner == aggressor.owner:
+                if not self._prevent_self_match(aggressor, resting):
+                    return
+                continue
+            self._trade(aggressor, resting)
+
+    def _crosses(self, aggressor: Order, resting_price: int) -> bool:
+        """Whether ``aggressor`` may trade at ``resting_price`` (MARKET and a triggered STOP always may)."""
+        if aggressor.order_type in _MARKET_LIKE:
+            return True
+        if aggressor.side is Side.BUY:
+            return resting_price <= aggressor.price  # type: ignore[operator]
+        return resting_price >= aggressor.price  # type: ignore[operator]
+
+    def _fok_available_qty(self, aggressor: Order) -> int:
+        """All resting quantity (hidden included) at prices the FOK crosses, less its own owner's when smp is on."""
+        total = 0
+        for resting in self._opposite_list(aggressor.side):
+            if not self._crosses(aggressor, resting.price):  # type: ignore[arg-type]
+                continue
+            if aggressor.smp is not SelfMatch.NONE and resting.owner == aggressor.owner:
+                continue
+            total += resting.remaining_qty
+        return total
+
+    def _trade(self, aggressor: Order, resting: Order) -> None:
+        """Print one trade at the resting price for ``min(aggressor.remaining_qty, resting.visible_qty)``."""
+        qty = min(aggressor.remaining_qty, resting.visible_qty)
+        buy, sell = (aggressor, resting) if aggressor.side is Side.BUY else (resting, aggressor)
+        self._last_trade_seq += 1
+        trade = Trade(
+            symbol=self.symbol,
+            price=resting.price,  # type: ignore[arg-type]
+            qty=qty,
+            buy_order_id=buy.id,
+            sell_order_id=sell.id,
+            aggressor_order_id=aggressor.id,
+            resting_order_id=resting.id,
+            buy_owner=buy.owner,
+            sell_owner=sell.owner,
+            aggressor_side=aggressor.side,
+            seq=self._last_trade_seq,
+            timestamp_ns=self._now_ns,
+        )
+        self.events.append(("trade", trade))
+        self.last_price = resting.price
+        # The resting side is settled first, so when both peaks refresh on one
+        # trade the resting order takes the lower of the two new arrival_seqs.
+        self._fill(resting, qty)
+        if resting.remaining_qty == 0:
+            self._remove_live(resting)
+        self._fill(aggressor, qty)
+
+    def _fill(self, order: Order, qty: int) -> None:
+        """Apply one fill of ``qty`` to ``order``, resting or aggressing, with the iceberg refresh."""
+        order.filled_qty += qty
+        order.remaining_qty -= qty
+        order.visible_qty = max(order.visible_qty - qty, 0)
+        if order.visible_qty == 0 and order.remaining_qty > 0:
+            # Only an iceberg gets here (an ordinary order's visible_qty is its remaining_qty).
+            # The new arrival_seq puts a resting iceberg at the back of its price level.
+            order.visible_qty = min(order.display_qty, order.remaining_qty)  # type: ignore[type-var]
+            order.arrival_seq = self._take_seq()
+        order.status = OrderStatus.FILLED if order.remaining_qty == 0 else OrderStatus.PARTIALLY_FILLED
+
+    def _prevent_self_match(self, aggressor: Order, resting: Order) -> bool:
+        """Apply the aggressor's ``smp`` mode to a same-owner pair; return whether matching goes on."""
+        mode = aggressor.smp
+        if mode is SelfMatch.CANCEL_NEWEST:
+            self._cancel(aggressor)
+            return False
+        if mode is SelfMatch.CANCEL_OLDEST:
+            self._remove_live(resting)
+            self._cancel(resting)
+            return True
+        if mode is SelfMatch.CANCEL_BOTH:
+            self._remove_live(resting)
+            self._cancel(resting)
+            self._cancel(aggressor)
+            return False
+        # DECREMENT: the smaller side is cancelled, the larger shrinks by it.
+        a, r = aggressor.remaining_qty, resting.remaining_qty
+        if a > r:
+            self._remove_live(resting)
+            self._cancel(resting)
+            aggressor.remaining_qty -= r
+            aggressor.visible_qty = min(aggressor.visible_qty, aggressor.remaining_qty)
+            return True
+        if r > a:
+            resting.remaining_qty -= a
+            resting.visible_qty = min(resting.visible_qty, resting.remaining_qty)  # keeps its place
+            self._cancel(aggressor)
+            return False
+        self._remove_live(resting)
+        self._cancel(resting)
+        self._cancel(aggressor)
+        return False
+
+    # ------------------------------------------------------------ stops (private)
+
+    def _triggerable(self, stop: Order) -> bool:
+        """A buy stop triggers at ``last_price >= stop_price``, a sell stop at ``<=``; never without a last price."""
+        if self.last_price is None:
+            return False
+        if stop.side is Side.BUY:
+            return self.last_price >= stop.stop_price  # type: ignore[operator]
+        return self.last_price <= stop.stop_price  # type: ignore[operator]
+
+    def _trigger(self, stop: Order) -> None:
+        """Status NEW, a new ``arrival_seq``, a "triggered" event, then match as MARKET or LIMIT."""
+        stop.status = OrderStatus.NEW
+        stop.arrival_seq = self._take_seq()
+        self.events.append(("triggered", stop))
+        self._execute(stop)
+
+    def _run_stop_cascade(self) -> None:
+        """Trigger stops one at a time, best pending buy stop first on every round, until none can."""
+        while True:
+            for side in (Side.BUY, Side.SELL):
+                pending = [o for o in self._stops if o.side is side]
+                best = min(pending, key=_stop_priority, default=None)
+                if best is not None and self._triggerable(best):
+                    self._stops.remove(best)
+                    self._trigger(best)
+                    break  # a new round: buy stops are looked at first again
+            else:
+                return
+
+    # ------------------------------------------------------ bookkeeping (private)
+
+    def _take_seq(self) -> int:
+        self._last_seq += 1
+        return self._last_seq
+
+    def _cancel(self, order: Order) -> None:
+        """Mark ``order`` CANCELLED (its ``remaining_qty`` keeps the cancelled quantity) and record it."""
+        order.status = OrderStatus.CANCELLED
+        self.events.append(("cancelled", order))
+
+    def _side_list(self, side: Side) -> list[Order]:
+        return self._bids if side is Side.BUY else self._asks
+
+    def _opposite_list(self, side: Side) -> list[Order]:
+        return self._asks if side is Side.BUY else self._bids
+
+    def _best_resting(self, orders: list[Order]) -> Order | None:
+        return min(orders, key=_priority, default=None)
+
+    def _live_orders(self) -> list[Order]:
+        return self._bids + self._asks + self._stops
+
+    def _remove_live(self, order: Order) -> None:
+        """Take ``order`` off whichever list holds it (by identity, never by equality)."""
+        for orders in (self._bids, self._asks, self._stops):
+            for i, candidate in enumerate(orders):
+                if candidate is order:
+                    del orders[i]
+                    return
+
+    @staticmethod
+    def _levels(orders: list[Order]) -> list[tuple[int, int, int]]:
+        levels: list[tuple[int, int, int]] = []
+        for order in sorted(orders, key=_priority):
+            if levels and levels[-1][0] == order.price:
+                price, count, qty = levels[-1]
+                levels[-1] = (price, count + 1, qty + order.visible_qty)
+            else:
+                levels.append((order.price, 1, order.visible_qty))  # type: ignore[arg-type]
+        return levels
