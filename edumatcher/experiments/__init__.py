@@ -1,0 +1,1 @@
+"""Experiments the course chapters run; each module returns plain data or Measurements."""

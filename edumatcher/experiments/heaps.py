@@ -1,0 +1,228 @@
+"""Chapter 05's experiments: lazy against eager deletion, compaction factors, and what features cost.
+
+* ``deletion_costs``: cancelling orders from a heap of ``n`` entries, three ways:
+  the eager way (``list.remove`` then ``heapify``: O(n) per cancel), the lazy way
+  on the same heap (find the entry by id, flip its ``valid`` flag: O(1)), and the
+  real ``OrderBook.cancel``.
+* ``compaction_sweep``: one ``cancel_heavy`` workload through books with different
+  ``compact_factor`` values: the peak number of heap entries, how many rebuilds,
+  and the time taken.
+* ``bare_vs_full``: ``BareBook`` and ``OrderBook`` on the same ``standard`` workload.
+
+>>> rows = compaction_sweep([2], n=300, repeat=5)
+>>> rows[0].factor, rows[0].peak_entries >= rows[0].peak_live
+(2, True)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from heapq import heapify
+from typing import Any
+
+from ..bare_book import BareBook
+from ..book import COMPACT_SLACK, OrderBook
+from ..measure import Measurement, Pass, interleave, measure_passes
+from ..workloads import CANCEL, NEW, apply_prepared, cancel_heavy, opening_ramp, prepare, standard
+
+__all__ = [
+    "HeapEntry", "resting_heap", "DeletionCosts", "deletion_costs", "CompactionRow", "compaction_sweep",
+    "compaction_trace",
+    "bare_vs_full",
+]
+
+
+class HeapEntry:
+    """A heap entry as the book keeps one: the order's id, and the lazy-delete flag."""
+
+    __slots__ = ("order_id", "valid")
+
+    def __init__(self, order_id: str) -> None:
+        self.order_id = order_id
+        self.valid = True
+
+
+def resting_heap(n: int, seed: int = 1) -> tuple[list[tuple[int, int, HeapEntry]], dict[str, tuple[int, int, HeapEntry]]]:
+    """A bid heap of ``n`` ``(-price, seq, entry)`` items over 50 price levels, and an id -> item index. O(n)."""
+    rnd = random.Random(seed).random
+    items = [(-(10_000 - int(rnd() * 50)), seq, HeapEntry(f"o{seq}")) for seq in range(1, n + 1)]
+    heapify(items)
+    return items, {item[2].order_id: item for item in items}
+
+
+def _cancel_eagerly(state: tuple[list[Any], list[Any]]) -> int:
+    heap, doomed = state
+    for item in doomed:
+        heap.remove(item)  # O(n): find it and close the gap...
+        heapify(heap)  # ...O(n): and restore the heap property
+    return len(doomed)
+
+
+def _cancel_lazily(state: tuple[dict[str, Any], list[str]]) -> int:
+    index, ids = state
+    for order_id in ids:
+        index[order_id][2].valid = False  # O(1): the entry stays where it is, marked dead
+    return len(ids)
+
+
+def _cancel_in_book(state: tuple[OrderBook, list[str]]) -> int:
+    book, ids = state
+    cancel = book.cancel
+    for order_id in ids:
+        cancel(order_id)
+    return len(ids)
+
+
+def _book_with(n: int, seed: int) -> tuple[OrderBook, list[str]]:
+    book = OrderBook("EDU")
+    ops = opening_ramp(n, seed=seed)
+    apply_prepared(book, prepare(ops))
+    ids = [op[1] for op in ops]
+    random.Random(seed).shuffle(ids)  # batches from all over the book, not the oldest orders first
+    return book, ids
+
+
+@dataclass(frozen=True)
+class DeletionCosts:
+    """Per-cancel timings at one heap size (``ops_per_call`` is the number of cancels per pass)."""
+
+    size: int
+    eager: Measurement
+    lazy: Measurement
+    book: Measurement
+
+
+def deletion_costs(sizes: Sequence[int] = (1_000, 4_000, 16_000), *, cancels: int = 12, repeat: int = 5,
+                   seed: int = 1) -> list[DeletionCosts]:
+    """Time ``cancels`` random cancels at each heap size, eager against lazy against ``OrderBook.cancel``.
+
+    Every pass starts from a fresh copy (eager, book) or fresh flags (lazy), built
+    untimed. The eager pass dominates the cost: about ``cancels * sizes`` steps.
+    """
+    out = []
+    for size in sizes:
+        heap, index = resting_heap(size, seed)
+        rnd = random.Random(seed + size)
+        picked = rnd.sample(sorted(index), min(cancels, size))
+        items = [index[i] for i in picked]
+
+        def fresh_flags(index: dict[str, Any] = index, picked: list[str] = picked) -> tuple[dict[str, Any], list[str]]:
+            for order_id in picked:
+                index[order_id][2].valid = True
+            return index, picked
+
+        # One book per size; each pass cancels a fresh batch of its orders (the book
+        # shrinks by a few dozen orders in all, which does not change its depth).
+        book, ids = _book_with(size, seed)
+        batches = iter([ids[i:i + len(picked)] for i in range(0, len(ids), len(picked))][: repeat + 2])
+        eager, lazy = interleave(
+            [
+                Pass(f"eager: list.remove + heapify ({size:,})", _cancel_eagerly,
+                     lambda heap=heap, items=items: (list(heap), items), len(items)),
+                Pass(f"lazy: flip the flag ({size:,})", _cancel_lazily, fresh_flags, len(picked)),
+            ],
+            repeat=repeat,
+        )
+        in_book = measure_passes(_cancel_in_book, lambda book=book, batches=batches: (book, next(batches)),
+                                 label=f"OrderBook.cancel ({size:,})", ops_per_call=len(picked), repeat=repeat)
+        out.append(DeletionCosts(size, eager, lazy, in_book))
+    return out
+
+
+@dataclass(frozen=True)
+class CompactionRow:
+    """One ``compact_factor`` on one workload: peak heap entries and live orders, rebuilds, time."""
+
+    factor: float
+    peak_entries: int
+    peak_live: int
+    rebuilds: int
+    final_entries: int
+    time: Measurement
+
+
+class _CountingBook(OrderBook):
+    """An ``OrderBook`` that counts its compactions (the rebuilds of its heaps)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rebuilds = 0
+
+    def _compact(self) -> None:
+        self.rebuilds += 1
+        super()._compact()
+
+
+def _track(book: _CountingBook, prepared: list[tuple[str, Any]], trace: list[tuple[int, int]] | None = None,
+           ) -> tuple[int, int, int]:
+    """Apply ``prepared`` watching the heaps: (peak entries, peak live orders, rebuilds seen).
+
+    With ``trace``, appends ``(heap entries, live orders)`` after every operation.
+    """
+    peak = peak_live = 0
+    for kind, arg in prepared:
+        if kind == NEW:
+            book.submit(arg)
+        elif kind == CANCEL:
+            book.cancel(arg)
+        else:
+            book.cancel_owner(arg)
+        entries, live = book.heap_entries(), len(book)
+        peak = max(peak, entries)
+        peak_live = max(peak_live, live)
+        if trace is not None:
+            trace.append((entries, live))
+    return peak, peak_live, book.rebuilds
+
+
+def compaction_trace(factor: float, *, n: int = 3_000, seed: int = 1, slack: int = COMPACT_SLACK,
+                     ) -> tuple[list[tuple[int, int]], CompactionRow]:
+    """Heap entries and live orders after every operation of ``cancel_heavy(n, seed)``, and the summary row.
+
+    The row's time is a quick measurement (5 passes) of the same workload unwatched.
+    """
+    ops = cancel_heavy(n, seed=seed)
+    book = _CountingBook("EDU", compact_factor=factor, compact_slack=slack)
+    trace: list[tuple[int, int]] = []
+    peak, live, rebuilds = _track(book, prepare(ops), trace)
+    time = measure_passes(lambda state: apply_prepared(*state),
+                          lambda: (OrderBook("EDU", compact_factor=factor, compact_slack=slack), prepare(ops)),
+                          label=f"compact_factor={factor:g}", ops_per_call=len(ops))
+    return trace, CompactionRow(factor, peak, live, rebuilds, book.heap_entries(), time)
+
+
+def compaction_sweep(factors: Sequence[float] = (1, 2, 4, 8), *, n: int = 6_000, seed: int = 1, repeat: int = 5,
+                     slack: int = COMPACT_SLACK) -> list[CompactionRow]:
+    """Run ``cancel_heavy(n, seed)`` through an ``OrderBook`` per factor: one watched pass, ``repeat`` timed ones.
+
+    The watched pass counts; the timed passes run the plain ``apply_prepared``
+    loop, so watching costs nothing in the times. Factors are timed alternately.
+    """
+    ops = cancel_heavy(n, seed=seed)
+    rows = []
+    for factor in factors:
+        book = _CountingBook("EDU", compact_factor=factor, compact_slack=slack)
+        rows.append((factor, *_track(book, prepare(ops)), book.heap_entries()))
+    times = interleave(
+        [Pass(f"compact_factor={f:g}", lambda state: apply_prepared(*state),
+              lambda f=f: (OrderBook("EDU", compact_factor=f, compact_slack=slack), prepare(ops)), len(ops))
+         for f in factors],
+        repeat=repeat,
+    )
+    return [CompactionRow(f, peak, live, rebuilds, final, t)
+            for (f, peak, live, rebuilds, final), t in zip(rows, times, strict=True)]
+
+
+def bare_vs_full(n: int = 20_000, *, seed: int = 1, repeat: int = 5) -> tuple[Measurement, Measurement]:
+    """``(BareBook, OrderBook)`` on ``standard(n, seed)``, alternately, fresh orders per pass."""
+    ops = standard(n, seed=seed)
+    bare, full = interleave(
+        [
+            Pass("BareBook", lambda state: apply_prepared(*state), lambda: (BareBook("EDU"), prepare(ops)), n),
+            Pass("OrderBook", lambda state: apply_prepared(*state), lambda: (OrderBook("EDU"), prepare(ops)), n),
+        ],
+        repeat=repeat,
+    )
+    return bare, full

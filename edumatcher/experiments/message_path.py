@@ -1,0 +1,152 @@
+"""The engine's message path as an experiment: workloads as payloads, per-message latency, decode vs handle.
+
+Chapter 01 asks where the time of one message goes. These helpers turn a seeded
+workload into the bytes a client would send, time ``Engine.handle`` on every one
+of them, and time the decode leg alone beside the whole handler, so the chapter
+can show what timing only one leg would have hidden.
+
+>>> from edumatcher.workloads import standard
+>>> payloads = encode_workload(standard(5, seed=1))
+>>> payloads[0][:24]
+b'{"type":"order.new","id"'
+>>> len(handling_latencies(payloads)) == len(payloads)
+True
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from ..engine import Engine
+from ..measure import Measurement, Pass, interleave
+from ..messages import loads, make_order_cancel_owner_unchecked, make_order_cancel_unchecked, make_order_new_unchecked
+from ..metrics import nearest_rank
+from ..ticks import from_ticks
+from ..workloads import CANCEL, CANCEL_OWNER, NEW, SYMBOL, Op
+
+__all__ = [
+    "encode_workload", "fresh_engine", "handling_latencies", "LatencySummary", "summarise_latencies",
+    "decode_and_handle",
+]
+
+
+def encode_workload(ops: Iterable[Op], symbol: str = SYMBOL, decimals: int = 2) -> list[bytes]:
+    """Return the wire payload of every operation, in order: what a client would send. O(n).
+
+    Prices (ticks) become decimal strings with ``decimals`` places; a cancel names
+    the owner that submitted the order, as the engine requires.
+
+    >>> encode_workload([("new", "o1", "BUY", "LIMIT", "GTC", 10_001, 5, "ana"), ("cancel", "o1")])[1]
+    b'{"type":"order.cancel","id":"o1","symbol":"EDU","owner":"ana"}'
+    """
+    owner_of: dict[str, str] = {}
+    wire: dict[int, str] = {}
+    out: list[bytes] = []
+    for op in ops:
+        kind = op[0]
+        if kind == NEW:
+            _, order_id, side, order_type, tif, price, qty, owner = op
+            owner_of[order_id] = owner
+            text = None
+            if price is not None:
+                text = wire.get(price)
+                if text is None:
+                    text = wire[price] = str(from_ticks(price, decimals))
+            out.append(make_order_new_unchecked(order_id, symbol, side, order_type, qty, owner, tif, text))
+        elif kind == CANCEL:
+            out.append(make_order_cancel_unchecked(op[1], symbol, owner_of[op[1]]))
+        elif kind == CANCEL_OWNER:
+            out.append(make_order_cancel_owner_unchecked(op[1], symbol))
+        else:
+            raise ValueError(f"unknown operation {op!r}")
+    return out
+
+
+def fresh_engine(symbol: str = SYMBOL) -> Engine:
+    """A new one-book engine with a constant clock: nothing in it depends on when it runs."""
+    return Engine([symbol], clock=lambda: 1)
+
+
+def handling_latencies(
+    payloads: Sequence[bytes], *, engine: Engine | None = None, clock: Callable[[], int] = time.perf_counter_ns,
+) -> list[int]:
+    """Time ``engine.handle`` on each payload in turn; return the nanoseconds of each, in order. O(n).
+
+    Every message is timed (the engine's own loop samples one in sixteen; here we
+    want the whole distribution). The collector stays on: its pauses are part of
+    what a message really waits for, and they are the tail.
+    """
+    engine = engine if engine is not None else fresh_engine()
+    handle = engine.handle
+    out = [0] * len(payloads)
+    for i, payload in enumerate(payloads):
+        t0 = clock()
+        handle(payload)
+        out[i] = clock() - t0
+    return out
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    """Typical and tail figures of a list of latencies (ns), by the nearest-rank rule."""
+
+    count: int
+    p50: int
+    p99: int
+    p999: int
+    max: int
+    total: int
+
+    @property
+    def throughput(self) -> float:
+        """Messages per second if the messages ran back to back: ``count / total``."""
+        return self.count / (self.total / 1e9) if self.total else float("inf")
+
+
+def summarise_latencies(latencies_ns: Sequence[int]) -> LatencySummary:
+    """p50, p99, p99.9, max and total of ``latencies_ns``. O(n log n).
+
+    >>> summarise_latencies([5, 1, 3, 2, 4]).p50, summarise_latencies([5, 1, 3, 2, 4]).max
+    (3, 5)
+    """
+    xs = sorted(latencies_ns)
+    return LatencySummary(
+        count=len(xs), p50=int(nearest_rank(xs, 50)), p99=int(nearest_rank(xs, 99)),
+        p999=int(nearest_rank(xs, 99.9)), max=xs[-1], total=sum(xs),
+    )
+
+
+def _decode_all(payloads: Sequence[bytes]) -> int:
+    decode = loads
+    for payload in payloads:
+        decode(payload)
+    return len(payloads)
+
+
+def _handle_all(pair: tuple[Engine, Sequence[bytes]]) -> int:
+    engine, payloads = pair
+    handle = engine.handle
+    for payload in payloads:
+        handle(payload)
+    return len(payloads)
+
+
+def decode_and_handle(payloads: Sequence[bytes], *, repeat: int = 5) -> tuple[Measurement, Measurement]:
+    """Time decoding every payload, and handling every payload, alternately in one run.
+
+    Returns ``(decode, handle)``; each sample is one pass over all payloads
+    (``ops_per_call = len(payloads)``), a fresh engine per handle pass. The decode
+    leg is part of the handle leg, so ``decode.median / handle.median`` is the
+    share of the message path that a decode-only benchmark would have seen.
+    """
+    n = len(payloads)
+    decode, handle = interleave(
+        [
+            Pass("decode only (loads)", lambda _: _decode_all(payloads), None, n),
+            Pass("whole message path (Engine.handle)", _handle_all, lambda: (fresh_engine(), payloads), n),
+        ],
+        repeat=repeat,
+    )
+    return decode, handle

@@ -1,0 +1,141 @@
+"""One table for figures from two sources: quoted from a seed, and measured here.
+
+The course shows a seed's figures beside its own, in one table, with a column
+that says where each row comes from, so nobody mistakes a quoted number for a
+measurement of the reader's machine. ``SideBySide`` renders as HTML in Jupyter
+and as aligned text elsewhere.
+
+>>> t = side_by_side(["what", "source", "value"], [["x", "quoted, seed 000, CPython 3.14.10", "1 ns"]])
+>>> str(t).splitlines()[1].split()[0]
+'x'
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..measure import Measurement, format_seconds, interpreter
+
+__all__ = ["SideBySide", "side_by_side", "QUOTED_000", "measured_here", "Quoted", "timing_table", "ratio_verdict"]
+
+QUOTED_000 = "quoted, seed 000, CPython 3.14.10"
+"""Source label for figures quoted from seed 000's chapter (measured there on CPython 3.14.10, x86-64 Linux)."""
+
+
+def measured_here() -> str:
+    """Source label for figures measured by this process: ``measured here, CPython 3.11.7``."""
+    info = interpreter()
+    return f"measured here, {info.implementation} {info.version}"
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """A header and rows of strings; the column named ``source`` is shaded by where the row comes from."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+    def __str__(self) -> str:
+        rows = [list(self.header)] + [list(r) for r in self.rows]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(self.header))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+        if self.note:
+            lines.append(self.note)
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        source_col = self.header.index("source") if "source" in self.header else -1
+        head = "".join(f"<th>{esc(h)}</th>" for h in self.header)
+        body = []
+        for r in self.rows:
+            quoted = source_col >= 0 and r[source_col].startswith("quoted")
+            style = " style='background:#f3f3f3;font-style:italic'" if quoted else ""
+            body.append(f"<tr{style}>" + "".join(
+                f"<td style='text-align:{'left' if i <= max(source_col, 0) else 'right'}'>{esc(c)}</td>"
+                for i, c in enumerate(r)) + "</tr>")
+        note = f"<p style='font-size:smaller'>{esc(self.note)}</p>" if self.note else ""
+        return f"<div><table><tr>{head}</tr>{''.join(body)}</table>{note}</div>"
+
+
+def side_by_side(header: Sequence[str], rows: Sequence[Sequence[str]], note: str = "") -> SideBySide:
+    """Build a ``SideBySide`` table; every row must have one cell per header column."""
+    header = tuple(header)
+    out = tuple(tuple(str(c) for c in r) for r in rows)
+    for r in out:
+        if len(r) != len(header):
+            raise ValueError(f"row {r!r} has {len(r)} cells for {len(header)} columns")
+    return SideBySide(header, out, note)
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """A figure quoted from a seed: what it is, its value as printed there, and where it comes from."""
+
+    what: str
+    value: str
+    source: str = QUOTED_000
+
+
+def timing_table(items: Sequence[Quoted | Measurement], note: str = "") -> SideBySide:
+    """One table of quoted figures and measurements, in the given order, with a ``source`` column.
+
+    A measurement's row shows its median, min-max range and spread; a quoted row
+    shows the value as the seed printed it and a dash for what the seed did not give.
+
+    >>> m = Measurement.from_samples([1e-6] * 5, label="x")
+    >>> [row[1].split(",")[0] for row in timing_table([Quoted("x", "2 µs"), m]).rows]
+    ['quoted', 'measured here']
+    """
+    here = measured_here()
+    rows = []
+    for item in items:
+        if isinstance(item, Quoted):
+            rows.append((item.what, item.source, item.value, "—", "—"))
+        else:
+            per = item.ops_per_call
+            rows.append((
+                item.label, here, format_seconds(item.median / per),
+                f"{format_seconds(item.min / per)} – {format_seconds(item.max / per)}", f"{item.spread * 100:.1f} %",
+            ))
+    return side_by_side(["what", "source", "median (quoted: as printed)", "min – max", "spread"], rows, note)
+
+
+def ratio_verdict(what: str, slow: Measurement, fast: Measurement, quoted: float, *, tolerance: float = 1.5) -> str:
+    """Does the ratio ``slow / fast`` measured here agree with the ``quoted`` one? A sentence true whatever the numbers.
+
+    Both ratios are "without the technique / with it" (above 1: the technique
+    helps). When the min-max ranges of ``slow`` and ``fast`` overlap, nothing was
+    measured here, and the sentence says so instead of quoting a ratio of noise.
+    Otherwise the two agree when they point the same way and lie within a factor
+    ``tolerance`` of each other.
+
+    >>> a = Measurement.from_samples([4.0, 4.1, 3.9, 4.0, 4.0], label="a")
+    >>> b = Measurement.from_samples([1.0, 1.1, 0.9, 1.0, 1.0], label="b")
+    >>> ratio_verdict("from_dict", a, b, 5.0)
+    'from_dict: 4.00x here against 5.00x quoted for CPython 3.14 — this interpreter agrees (within 1.5x).'
+    >>> ratio_verdict("reads", a, a, 1.04).split(" — ")[1]
+    'this interpreter agrees: no meaningful difference either way.'
+    """
+    here = slow.median / fast.median
+    if slow.min <= fast.max and fast.min <= slow.max:
+        head = f"{what}: no measurable difference here (the ranges overlap) against {quoted:.2f}x quoted for CPython 3.14"
+        if abs(math.log(quoted)) <= math.log(tolerance):
+            return f"{head} — this interpreter agrees: no meaningful difference either way."
+        return f"{head} — this interpreter does not reproduce the quoted effect."
+    head = f"{what}: {here:.2f}x here against {quoted:.2f}x quoted for CPython 3.14"
+    if (here > 1) != (quoted > 1):
+        tail = "this interpreter disagrees: the effect points the other way here."
+    elif abs(math.log(here / quoted)) <= math.log(tolerance):
+        tail = f"this interpreter agrees (within {tolerance:g}x)."
+    elif abs(math.log(here)) > abs(math.log(quoted)):
+        tail = "the same direction, and a larger effect here."
+    else:
+        tail = "the same direction, but a smaller effect here."
+    return f"{head} — {tail}"

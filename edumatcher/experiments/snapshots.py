@@ -1,0 +1,206 @@
+"""Throttled snapshots: publishing the book on every change, against at most once per interval.
+
+A *snapshot* (``book.snapshot``) lists the book's best price levels. Building one
+reads the level index and sorts its prices (``OrderBook.depth``), so its cost
+grows with the number of price levels the book holds. Publishing one after every
+change multiplies that cost by the message rate; publishing at most one per
+``Engine.snapshot_interval_ns`` turns it into a cost per interval, whatever the
+rate. Chapter 06 measures both on books of growing size.
+
+To time the same work many times, the stream must not change the book. A
+*replayable* stream (``trade_pairs``) is a list of pairs: a passive order at the
+mid, inside the spread of a ramp-built book, then an IOC on the other side that
+fills it completely. Each pair prints one trade and leaves the book as it found
+it; both ids end, so the stream can be sent again to the same engine.
+
+>>> engine = ramped_engine(200)
+>>> sink = CountingSink()
+>>> _ = engine.run(IterableSource(trade_pairs(3)), sink)
+>>> sink.trades, len(engine.books["EDU"])
+(3, 200)
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..engine import DEFAULT_SNAPSHOT_INTERVAL_NS, SNAPSHOT_LEVELS, Engine
+from ..measure import Measurement, Pass, PassRecord, interleave, measure
+from ..messages import TOPIC_TRADE_EXECUTED, make_book_snapshot_request, make_order_new
+from ..sinks import IterableSource
+from ..workloads import MID, SYMBOL, opening_ramp, to_order
+
+__all__ = [
+    "ORDERS_PER_LEVEL", "STEP_NS", "CountingSink", "ramped_engine", "price_levels", "trade_pairs",
+    "SnapshotCost", "snapshot_costs", "PublicationCost", "publication_costs",
+]
+
+ORDERS_PER_LEVEL = 10
+"""Resting orders per price level in the books built here (on average)."""
+
+STEP_NS = 1_000_000
+"""Market time between two messages of the fake clock: 1 ms, i.e. 1,000 messages a second, so the
+default 100 ms interval allows one snapshot per 100 messages."""
+
+
+class CountingSink:
+    """A sink that keeps nothing and counts frames by kind: snapshots, depth updates, trades, others."""
+
+    __slots__ = ("snapshots", "depth", "trades", "other")
+
+    def __init__(self) -> None:
+        self.snapshots = self.depth = self.trades = self.other = 0
+
+    def send(self, topic: bytes, payload: bytes) -> None:
+        """Count one frame by its topic. O(1)."""
+        if topic.startswith(b"book.snapshot."):
+            self.snapshots += 1
+        elif topic.startswith(b"book.depth."):
+            self.depth += 1
+        elif topic == TOPIC_TRADE_EXECUTED:
+            self.trades += 1
+        else:
+            self.other += 1
+
+    def send_many(self, frames: list[tuple[bytes, bytes]]) -> None:
+        """Count a list of frames. O(len(frames))."""
+        for topic, payload in frames:
+            self.send(topic, payload)
+
+
+def _market_clock(step_ns: int = STEP_NS) -> Callable[[], int]:
+    """A clock that moves ``step_ns`` each time it is read: the engine reads it once per message."""
+    return functools.partial(next, itertools.count(step_ns, step_ns))
+
+
+def ramped_engine(
+    resting: int, *, interval_ns: int = DEFAULT_SNAPSHOT_INTERVAL_NS, seed: int = 1, step_ns: int = STEP_NS,
+) -> Engine:
+    """An ``Engine`` whose book holds ``resting`` non-crossing orders on about ``resting / ORDERS_PER_LEVEL`` levels.
+
+    The orders come from ``workloads.opening_ramp`` with ``resting // (2 * ORDERS_PER_LEVEL)``
+    levels per side, submitted straight to the engine's book (building the book is
+    not what is measured). The engine's clock is a fake market clock moving
+    ``step_ns`` per read; ``interval_ns`` is its snapshot interval (0: publish
+    after every change). O(resting log resting).
+    """
+    if isinstance(resting, bool) or not isinstance(resting, int) or resting < 1:
+        raise ValueError(f"resting must be a positive int, not {resting!r}")
+    engine = Engine([SYMBOL], clock=_market_clock(step_ns), snapshot_interval_ns=interval_ns)
+    book = engine.books[SYMBOL]
+    levels = max(1, resting // (2 * ORDERS_PER_LEVEL))
+    for op in opening_ramp(resting, seed, levels=levels):
+        book.submit(to_order(op))
+    return engine
+
+
+def price_levels(engine: Engine) -> int:
+    """Price levels (both sides) in the engine's book. O(levels log levels)."""
+    bids, asks = engine.books[SYMBOL].depth()
+    return len(bids) + len(asks)
+
+
+def trade_pairs(pairs: int, *, qty: int = 5, mid: int = MID, decimals: int = 2) -> list[bytes]:
+    """A replayable stream of ``2 * pairs`` payloads, one trade per pair (see the module docstring). O(pairs).
+
+    Pair i: a passive order at ``mid`` (SELL on even i, BUY on odd i) by ``maker``,
+    then an IOC on the other side at ``mid`` for the same ``qty`` by ``taker``. The
+    ramp's books rest nothing at ``mid``, so the passive order is alone at the top
+    and the IOC fills exactly it.
+
+    >>> [p[:40] for p in trade_pairs(1)][1]
+    b'{"type":"order.new","id":"t0","symbol":"'
+    """
+    price = f"{mid // 10**decimals}.{mid % 10**decimals:0{decimals}d}"
+    out: list[bytes] = []
+    for i in range(pairs):
+        passive, taker = ("SELL", "BUY") if i % 2 == 0 else ("BUY", "SELL")
+        out.append(make_order_new(f"p{i}", SYMBOL, passive, "LIMIT", qty, "maker", tif="GTC", price=price))
+        out.append(make_order_new(f"t{i}", SYMBOL, taker, "LIMIT", qty, "taker", tif="IOC", price=price))
+    return out
+
+
+@dataclass(frozen=True)
+class SnapshotCost:
+    """The time to build one snapshot of a book of ``resting`` orders on ``levels`` price levels."""
+
+    resting: int
+    levels: int
+    time: Measurement
+
+
+def snapshot_costs(
+    sizes: Sequence[int], *, snapshot_levels: int = SNAPSHOT_LEVELS, repeat: int = 5, target: float = 0.02,
+) -> list[SnapshotCost]:
+    """Time one snapshot (a ``book.snapshot.request`` through ``Engine.handle``) per book size.
+
+    ``snapshot_levels`` is how many levels per side the snapshot lists (the
+    engine publishes ``SNAPSHOT_LEVELS``). O(sizes x (build + measurement)).
+    """
+    out: list[SnapshotCost] = []
+    request = make_book_snapshot_request(SYMBOL, "viewer", levels=snapshot_levels)
+    for resting in sizes:
+        engine = ramped_engine(resting)
+        handle = engine.handle
+        time = measure(lambda handle=handle: handle(request), repeat=repeat, target=target,
+                       label=f"one snapshot, {resting:,} resting orders")
+        out.append(SnapshotCost(resting, price_levels(engine), time))
+    return out
+
+
+@dataclass(frozen=True)
+class PublicationCost:
+    """Per-message cost of one book size under both policies, and the snapshots each published in ``messages``."""
+
+    resting: int
+    levels: int
+    messages: int  # over all timed passes of one policy
+    every_change: Measurement
+    throttled: Measurement
+    snapshots_every_change: int
+    snapshots_throttled: int
+
+
+def _run_pass(data: tuple[Engine, list[bytes]]) -> CountingSink:
+    engine, stream = data
+    sink = CountingSink()
+    engine.run(IterableSource(stream), sink)
+    return sink
+
+
+def publication_costs(
+    sizes: Sequence[int], *, pairs: int = 200, repeat: int = 5, interval_ns: int = DEFAULT_SNAPSHOT_INTERVAL_NS,
+) -> list[PublicationCost]:
+    """Time ``Engine.run`` over ``trade_pairs(pairs)`` with snapshots after every change and throttled.
+
+    Per book size, two engines are built from the same ramp: one with
+    ``snapshot_interval_ns=0`` (a snapshot and a depth update after every message
+    that changed the book) and one with ``interval_ns`` (at most one per interval
+    of market time; the fake clock moves ``STEP_NS`` per message). Their passes are
+    interleaved (``measure.interleave``); each sample is one pass over the stream,
+    ``ops_per_call`` = messages. The snapshot counts are totals over the timed passes.
+    """
+    stream = trade_pairs(pairs)
+    out: list[PublicationCost] = []
+    for resting in sizes:
+        every = ramped_engine(resting, interval_ns=0)
+        throttled = ramped_engine(resting, interval_ns=interval_ns)
+        counts: dict[str, int] = {}
+
+        def remember(record: PassRecord, counts: dict[str, int] = counts) -> None:
+            if not record.warmup:
+                counts[record.label] = counts.get(record.label, 0) + record.result.snapshots  # type: ignore[attr-defined]
+
+        a, b = interleave(
+            [
+                Pass(f"snapshot after every change, {resting:,} resting", _run_pass, lambda e=every: (e, stream), len(stream)),
+                Pass(f"throttled (one per {interval_ns / 1e6:g} ms), {resting:,} resting", _run_pass,
+                     lambda e=throttled: (e, stream), len(stream)),
+            ],
+            repeat=repeat, on_pass=remember,
+        )
+        out.append(PublicationCost(resting, price_levels(every), len(stream) * repeat, a, b, counts[a.label], counts[b.label]))
+    return out

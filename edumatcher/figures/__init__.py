@@ -1,0 +1,1 @@
+"""Figures the course chapters draw; each function returns a matplotlib Figure."""

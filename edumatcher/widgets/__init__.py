@@ -1,0 +1,1 @@
+"""Interactive controls for the course chapters; each function returns an ipywidgets widget."""

@@ -1,0 +1,27 @@
+"""Chapter 04's control: how big is the message? json against orjson as the payload grows."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from ..experiments.serialisation import measure_codecs, payload_with_keys
+from ..figures.cost_bars import cost_bars
+from .figure_control import FigureControl
+
+__all__ = ["codec_explorer"]
+
+
+def codec_explorer(*, target: float = 0.01) -> FigureControl:
+    """A key-count slider (1 to 200, default 12); measures both codecs both ways and draws them."""
+    controls = {
+        "keys": widgets.IntSlider(value=12, min=1, max=200, step=1, description="keys", continuous_update=False),
+    }
+
+    def draw(keys: int) -> tuple[object, ...]:
+        figures = measure_codecs(payload_with_keys(keys), target=target)
+        note = widgets.HTML(f"<p>at {keys} key(s): json/orjson <b>{figures.dumps_ratio:.1f}×</b> to encode, "
+                            f"<b>{figures.loads_ratio:.1f}×</b> to decode (ratios of medians).</p>")
+        return cost_bars(figures.all(), colours=["#b0bec5", "#1565c0"] * 2,
+                         title=f"Encoding and decoding a payload of {keys} key(s)"), note
+
+    return FigureControl(draw, controls, caption="Move the slider: does the gap between the codecs close or widen?")

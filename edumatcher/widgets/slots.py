@@ -1,0 +1,28 @@
+"""Chapter 02's control: how many fields? Memory, construction and reads, plain against slotted."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from ..experiments.slots import SEED_FIELDS, measure_slots
+from ..figures.slots import slots_panels
+from .figure_control import FigureControl
+
+__all__ = ["slots_explorer"]
+
+
+def slots_explorer(*, instances: int = 5_000, target: float = 0.01) -> FigureControl:
+    """A field-count slider (1 to 60, default 18, seed 000's class); measures and draws on every change."""
+    controls = {
+        "n_fields": widgets.IntSlider(value=SEED_FIELDS, min=1, max=60, step=1, description="fields",
+                                      continuous_update=False),
+    }
+
+    def draw(n_fields: int) -> tuple[object, ...]:
+        figures = measure_slots(n_fields, instances=instances, target=target)
+        note = widgets.HTML(f"<p>slots save <b>{figures.memory_saving * 100:.0f} %</b> of each instance's "
+                            f"memory at {n_fields} field(s); construction ratio plain/slotted "
+                            f"<b>{figures.construct_ratio:.2f}</b>, read ratio <b>{figures.read_ratio:.2f}</b>.</p>")
+        return slots_panels(figures), note
+
+    return FigureControl(draw, controls, caption="Move the slider: does the memory saving grow with the field count?")

@@ -1,0 +1,129 @@
+"""Chapter 03 and 04 experiments: construction, builders, ids, codecs, topics and clocks."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from edumatcher.experiments.construction import (
+    BUILDER_ARGS,
+    depth_payload_without_coercion,
+    direct_writer,
+    measure_builders,
+    measure_coercion,
+    measure_enum_lookup,
+    measure_from_dict,
+    measure_ids,
+    measure_member_value,
+    measure_synthetic_from_dict,
+    order_via_init,
+    sample_order_dict,
+)
+from edumatcher.experiments.serialisation import (
+    ORJSON_CODEC,
+    STDLIB_CODEC,
+    frames_per_message,
+    macro_and_micro_savings,
+    measure_codecs,
+    measure_topics,
+    payload_with_keys,
+    realistic_order_payload,
+)
+from edumatcher.experiments.slots import field_classes
+from edumatcher.experiments.timestamps import StrictClock, measure_clocks, repeats_in
+from edumatcher.messages import make_book_depth, make_book_depth_unchecked, make_order_new, make_order_new_unchecked
+from edumatcher.model import Order
+
+FAST = 0.001
+
+
+def test_order_via_init_builds_what_from_dict_builds() -> None:
+    for extra in ({}, {"smp": "CANCEL_BOTH", "display_qty": 10, "status": "PARTIALLY_FILLED", "remaining_qty": 5}):
+        d = {**sample_order_dict(), **extra}
+        assert order_via_init(d).to_dict() == Order.from_dict(d).to_dict()
+
+
+def test_direct_writer_matches_the_generated_init() -> None:
+    _, slotted = field_classes(7)
+    d = {f"f{i}": i * 3 for i in range(7)}
+    assert direct_writer(slotted)(d) == slotted(**d)
+    assert direct_writer(slotted).__source__.count("o.f") == 7
+
+
+def test_every_pair_is_measured_with_labels() -> None:
+    for pair in (measure_from_dict(target=FAST), measure_synthetic_from_dict(3, target=FAST),
+                 measure_enum_lookup(target=FAST), measure_member_value(target=FAST),
+                 measure_builders(target=FAST), measure_ids(target=FAST), measure_coercion(target=FAST)):
+        a, b = pair
+        assert a.label and b.label and a.label != b.label
+        assert a.median > 0 and b.median > 0
+
+
+def test_the_builders_compared_agree_on_bytes() -> None:
+    assert make_order_new(*BUILDER_ARGS) == make_order_new_unchecked(*BUILDER_ARGS)
+
+
+def test_dropping_the_coercion_changes_the_bytes_only_for_an_int() -> None:
+    args = ("EDU", 300, 0, 1, 1_000)
+    assert make_book_depth_unchecked(*args) == make_book_depth(*args)
+    assert depth_payload_without_coercion(*args) != make_book_depth(*args)
+    assert depth_payload_without_coercion("EDU", 300, 0, 0.5, 1_000, "100.00") == make_book_depth("EDU", 300, 0, 0.5, 1_000, "100.00")
+
+
+def test_codecs_agree_and_are_measured() -> None:
+    for payload in (realistic_order_payload(), payload_with_keys(50)):
+        assert STDLIB_CODEC.dumps(payload) == ORJSON_CODEC.dumps(payload)
+    figures = measure_codecs(target=FAST)
+    assert len(figures.all()) == 4 and figures.dumps_ratio > 0 and figures.loads_ratio > 0
+    with pytest.raises(ValueError):
+        payload_with_keys(0)
+
+
+def test_topics_and_frames() -> None:
+    built, cached = measure_topics(target=FAST)
+    assert "f\"order.ack" in built.label and "TopicCache" in cached.label
+    from edumatcher.experiments.message_path import encode_workload
+    from edumatcher.workloads import steady_state
+
+    assert frames_per_message(encode_workload(steady_state(200, seed=1))) >= 1.0
+    assert frames_per_message([]) == 0.0
+
+
+def test_macro_and_micro_savings_scale_by_use_per_order() -> None:
+    from edumatcher.experiments.message_path import encode_workload
+    from edumatcher.workloads import steady_state
+
+    payloads = encode_workload(steady_state(100, seed=1))
+    savings = macro_and_micro_savings(payloads, target=FAST)
+    by_label = {s.label: s for s in savings}
+    encodes = by_label["orjson instead of json: encodes"]
+    assert encodes.times_per_order == frames_per_message(payloads)
+    assert encodes.seconds == pytest.approx((encodes.slow.median - encodes.fast.median) * encodes.times_per_order)
+    assert by_label["enum lookup tables (5 fields)"].times_per_order == 5
+
+
+def test_strict_clock_never_repeats_even_across_threads() -> None:
+    clock = StrictClock(lambda: 100)  # a source stuck on one value
+    stamps: list[int] = []
+
+    def take() -> None:
+        for _ in range(500):
+            stamps.append(clock.now())
+
+    threads = [threading.Thread(target=take) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(stamps) == list(range(100, 2100))
+
+
+def test_strict_clock_follows_a_moving_source_and_counts_repeats() -> None:
+    readings = iter([5, 9, 9, 12])
+    clock = StrictClock(lambda: next(readings))
+    assert [clock.now() for _ in range(4)] == [5, 9, 10, 12]
+    values = iter([1, 1, 2, 2, 2, 3])
+    assert repeats_in(6, lambda: next(values)) == 3
+    plain, strict = measure_clocks(target=FAST)
+    assert "StrictClock" in strict.label

@@ -1,0 +1,89 @@
+"""Chapter 02's experiments: exact prices, slots, frozen classes, and the side-by-side tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from edumatcher.experiments.exact_prices import walk_the_ladder
+from edumatcher.experiments.side_by_side import (
+    QUOTED_000,
+    Quoted,
+    measured_here,
+    ratio_verdict,
+    side_by_side,
+    timing_table,
+)
+from edumatcher.experiments.slots import (
+    bytes_per_instance,
+    field_classes,
+    frozen_classes,
+    measure_frozen,
+    measure_slots,
+)
+from edumatcher.measure import Measurement
+
+
+def test_float_walk_misses_and_tick_walk_never_does() -> None:
+    walk = walk_the_ladder(500)
+    assert walk.tick_misses == 0
+    assert walk.float_misses > 0
+    step, computed, stored = walk.first_float_miss
+    assert computed != stored and computed == pytest.approx(stored)
+    with pytest.raises(ValueError):
+        walk_the_ladder(0)
+
+
+def test_field_classes_differ_only_in_slots() -> None:
+    plain, slotted = field_classes(5)
+    assert [f for f in plain.__dataclass_fields__] == [f for f in slotted.__dataclass_fields__] == [f"f{i}" for i in range(5)]
+    assert hasattr(plain(), "__dict__") and not hasattr(slotted(), "__dict__")
+    assert field_classes(5) == (plain, slotted), "cached"
+    with pytest.raises(ValueError):
+        field_classes(0)
+
+
+def test_slotted_instances_are_smaller() -> None:
+    plain, slotted = field_classes(18)
+    assert bytes_per_instance(slotted, 2_000) < bytes_per_instance(plain, 2_000)
+    assert bytes_per_instance(slotted, 2_000) > 0
+
+
+def test_measure_slots_and_its_verdict() -> None:
+    figures = measure_slots(4, instances=1_000, target=0.001)
+    assert 0 < figures.memory_saving < 1
+    assert figures.construct_ratio > 0 and figures.read_ratio > 0
+    table = figures.beside_seed()
+    assert [row[1].split(",")[0] for row in table.rows] == ["quoted", "measured here"] * 3
+    assert "4 int fields here, 18 in seed 000" in table.note
+    verdict = figures.verdict()
+    assert verdict.startswith("Memory: slots save") and "Construction:" in verdict and "Attribute read:" in verdict
+
+
+def test_frozen_classes_forbid_assignment_and_are_measured() -> None:
+    mutable, frozen = frozen_classes(3)
+    with pytest.raises(AttributeError):  # FrozenInstanceError is an AttributeError
+        frozen(1, 2, 3).f0 = 9
+    assert hash(frozen(1, 2, 3)) == hash(frozen(1, 2, 3))
+    a, b = measure_frozen(3, target=0.001)
+    assert "frozen" in b.label and "frozen" not in a.label
+
+
+def _m(value: float, label: str = "") -> Measurement:
+    return Measurement.from_samples([value * k for k in (0.99, 1.0, 1.0, 1.0, 1.01)], label=label)
+
+
+def test_ratio_verdict_is_true_whatever_the_numbers() -> None:
+    assert "agrees (within" in ratio_verdict("x", _m(4), _m(1), 4.5)
+    assert "larger effect here" in ratio_verdict("x", _m(20), _m(1), 4.0)
+    assert "smaller effect here" in ratio_verdict("x", _m(1.5), _m(1), 4.0)
+    assert "points the other way" in ratio_verdict("x", _m(1), _m(2), 4.0)
+    assert "does not reproduce" in ratio_verdict("x", _m(1), _m(1), 4.0)
+    assert "no meaningful difference either way" in ratio_verdict("x", _m(1), _m(1), 1.04)
+
+
+def test_timing_table_labels_every_row_with_its_source() -> None:
+    table = timing_table([Quoted("a", "1 ns"), _m(2e-9, "a here")])
+    assert table.rows[0][1] == QUOTED_000 and table.rows[1][1] == measured_here()
+    assert "a here" in str(table) and "font-style:italic" in table._repr_html_()
+    with pytest.raises(ValueError):
+        side_by_side(["a", "b"], [["only one"]])
