@@ -7,10 +7,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: lab test install lint clean
 
-$(STAMP): pyproject.toml
+# binder/requirements.txt pins the course's runtime packages; installing under it as a
+# constraint makes the tests run on exactly the versions Binder gives students.
+$(STAMP): pyproject.toml binder/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c binder/requirements.txt -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)

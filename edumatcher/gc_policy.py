@@ -212,14 +212,17 @@ class GcPolicy:
     def stop(self) -> None:
         """Restore the thresholds and enabled flag saved by ``start()`` and unfreeze.
 
-        If objects were already frozen when ``start()`` ran (someone else froze
-        them, e.g. a server before forking), ``stop()`` does not unfreeze:
-        ``gc.unfreeze()`` cannot tell their objects from ours, and undoing their
-        freeze is worse than keeping ours. Idempotent.
+        Unfreezes only when the frozen count grew while the policy ran (it froze
+        something). ``gc.unfreeze()`` cannot tell our frozen objects from any
+        frozen before ``start()`` (CPython 3.12.1 starts with a few hundred already
+        frozen; a server may freeze before forking), so in that case those are
+        released to the collector too: leaving our whole book frozen for the life
+        of the process would be the worse error. With nothing frozen at ``start()``
+        (the usual case) the collector ends exactly as found. Idempotent.
         """
         if not self._started:
             return
-        if self._saved_freeze_count == 0:
+        if gc.get_freeze_count() > self._saved_freeze_count:
             gc.unfreeze()
         gc.set_threshold(*self._saved_thresholds)
         if self._saved_enabled:
