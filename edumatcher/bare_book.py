@@ -1,0 +1,119 @@
+"""``BareBook``: the order book with every feature stripped, to show what features cost.
+
+Same heaps, same keys, same lazy deletion, same ``Trade`` objects as ``OrderBook``;
+nothing else. It takes only GTC LIMIT orders and cancels, and does no validation, no
+depth or owner index, no icebergs, stops, self-match prevention, FOK or events.
+Compaction is kept (the same rule as ``OrderBook``: rebuild when the heaps hold more
+than ``2 * live + 64`` entries) because without it a cancel-heavy run grows its heaps
+without bound, which would make the comparison about memory, not features.
+
+On GTC limit orders and cancels it prints exactly the trades ``OrderBook`` prints.
+
+>>> from edumatcher.model import Order, Side, OrderType, TIF
+>>> book = BareBook("XYZ")
+>>> book.submit(Order("s1", "XYZ", Side.SELL, OrderType.LIMIT, TIF.GTC, 5, 101))
+[]
+>>> [(t.price, t.qty) for t in book.submit(Order("b1", "XYZ", Side.BUY, OrderType.LIMIT, TIF.GTC, 3, 102))]
+[(101, 3)]
+"""
+
+from __future__ import annotations
+
+from heapq import heapify, heappop, heappush
+
+from .model import Order, OrderStatus, Side, Trade
+
+__all__ = ["BareBook"]
+
+_BUY = Side.BUY
+_NEW, _PARTIAL, _FILLED, _CANCELLED = OrderStatus.NEW, OrderStatus.PARTIALLY_FILLED, OrderStatus.FILLED, OrderStatus.CANCELLED
+
+
+class _Entry:
+    __slots__ = ("key", "order", "valid")
+
+    def __init__(self, key: tuple[int, int], order: Order) -> None:
+        self.key, self.order, self.valid = key, order, True
+
+
+class BareBook:
+    """Price-time matching of GTC limit orders on two heaps; the caller guarantees valid input."""
+
+    def __init__(self, symbol: str) -> None:
+        self.symbol = symbol
+        self.last_price: int | None = None
+        self._bids: list = []  # (-price, arrival_seq, entry)
+        self._asks: list = []  # (price, arrival_seq, entry)
+        self._entries: dict[str, _Entry] = {}
+        self._seq = self._trade_seq = self._dead = 0
+
+    def submit(self, order: Order) -> list[Trade]:
+        """Match a GTC limit order, rest its remainder; return the trades. O(log n) per trade and rest."""
+        self._seq = seq = self._seq + 1
+        order.arrival_seq, order.filled_qty, order.status = seq, 0, _NEW
+        remaining, price, oid, owner, side = order.qty, order.price, order.id, order.owner, order.side
+        is_buy = side is _BUY
+        heap, bound = (self._asks, price) if is_buy else (self._bids, -price)
+        trades: list[Trade] = []
+        tseq = self._trade_seq  # the same local-variable habits as OrderBook: compare features, not style
+        while heap:
+            k0, _, entry = heap[0]
+            if not entry.valid:
+                heappop(heap)
+                self._dead -= 1
+                continue
+            if k0 > bound:
+                break
+            resting = entry.order
+            r_rem = resting.remaining_qty
+            q = remaining if remaining < r_rem else r_rem
+            tseq += 1
+            rid, rown = resting.id, resting.owner
+            if is_buy:
+                trade = Trade(self.symbol, resting.price, q, oid, rid, oid, rid, owner, rown, side, tseq)
+            else:
+                trade = Trade(self.symbol, resting.price, q, rid, oid, oid, rid, rown, owner, side, tseq)
+            trades.append(trade)
+            resting.filled_qty += q
+            resting.remaining_qty = r_rem = r_rem - q
+            if r_rem:
+                resting.status = _PARTIAL
+            else:
+                resting.status = _FILLED
+                heappop(heap)
+                del self._entries[rid]
+            remaining -= q
+            if not remaining:
+                break
+        if trades:
+            self._trade_seq = tseq
+            self.last_price = trades[-1].price
+        order.remaining_qty = remaining
+        order.filled_qty = order.qty - remaining
+        if remaining:
+            order.status = _PARTIAL if trades else _NEW
+            key = (-price, seq) if is_buy else (price, seq)
+            entry = self._entries[oid] = _Entry(key, order)
+            heappush(self._bids if is_buy else self._asks, (key[0], seq, entry))
+        else:
+            order.status = _FILLED
+        return trades
+
+    def cancel(self, order_id: str) -> bool:
+        """Cancel a resting order: flip its entry's flag. Amortised O(1)."""
+        entry = self._entries.pop(order_id, None)
+        if entry is None:
+            return False
+        entry.valid = False
+        entry.order.status = _CANCELLED
+        self._dead += 1
+        if self._dead > len(self._entries) + 64:  # total entries > 2 * live + 64
+            for heap in (self._bids, self._asks):
+                heap[:] = [item for item in heap if item[2].valid]
+                heapify(heap)
+            self._dead = 0
+        return True
+
+    def __len__(self) -> int:
+        """Number of resting orders. O(1)."""
+        return len(self._entries)
