@@ -133,6 +133,19 @@ def _enum(table: dict[str, Any], value: Any, field: str) -> Any:
         ) from None
 
 
+def _explain_from_dict_error(d: dict[str, Any]) -> None:
+    """Raise the ``OrderRejected`` that says which field of ``d`` stopped ``Order.from_dict``."""
+    for field in ("id", "symbol", "side", "order_type", "qty"):
+        if field not in d:
+            raise OrderRejected(RejectReason.MISSING_FIELD, f"field {field!r} is required")
+    _enum(SIDE_BY_VALUE, d["side"], "side")
+    _enum(ORDER_TYPE_BY_VALUE, d["order_type"], "order_type")
+    _enum(TIF_BY_VALUE, d.get("tif", "GTC"), "tif")
+    _enum(SELF_MATCH_BY_VALUE, d.get("smp", "NONE"), "smp")
+    _enum(STATUS_BY_VALUE, d.get("status", "NEW"), "status")
+    raise AssertionError(f"Order.from_dict failed on {d!r} for no reason it knows")  # pragma: no cover
+
+
 @dataclass(slots=True, eq=False)
 class Order:
     """One order. Client fields first, then the fields the book sets.
@@ -173,26 +186,28 @@ class Order:
         ``MISSING_FIELD`` or ``UNKNOWN_ENUM``; other rules are checked by the book.
         """
         o = object.__new__(cls)
+        get = d.get
         try:
+            # The common case in one try: direct table lookups, no helper calls.
             o.id = d["id"]
             o.symbol = d["symbol"]
-            o.side = _enum(SIDE_BY_VALUE, d["side"], "side")
-            o.order_type = _enum(ORDER_TYPE_BY_VALUE, d["order_type"], "order_type")
-            o.tif = _enum(TIF_BY_VALUE, d.get("tif", "GTC"), "tif")
+            o.side = SIDE_BY_VALUE[d["side"]]
+            o.order_type = ORDER_TYPE_BY_VALUE[d["order_type"]]
+            o.tif = TIF_BY_VALUE[get("tif", "GTC")]
             o.qty = d["qty"]
-        except KeyError as exc:
-            raise OrderRejected(RejectReason.MISSING_FIELD, f"field {exc.args[0]!r} is required") from None
-        o.price = d.get("price")
-        o.stop_price = d.get("stop_price")
-        o.display_qty = d.get("display_qty")
-        o.owner = d.get("owner", "")
-        o.smp = _enum(SELF_MATCH_BY_VALUE, d.get("smp", "NONE"), "smp")
-        o.status = _enum(STATUS_BY_VALUE, d.get("status", "NEW"), "status")
-        o.filled_qty = d.get("filled_qty", 0)
-        o.remaining_qty = d.get("remaining_qty", o.qty)
-        o.visible_qty = d.get("visible_qty", 0)
-        o.arrival_seq = d.get("arrival_seq", 0)
-        o.timestamp_ns = d.get("timestamp_ns", 0)
+            o.smp = SELF_MATCH_BY_VALUE[get("smp", "NONE")]
+            o.status = STATUS_BY_VALUE[get("status", "NEW")]
+        except (KeyError, TypeError):
+            _explain_from_dict_error(d)  # raises OrderRejected naming the field
+        o.price = get("price")
+        o.stop_price = get("stop_price")
+        o.display_qty = get("display_qty")
+        o.owner = get("owner", "")
+        o.filled_qty = get("filled_qty", 0)
+        o.remaining_qty = get("remaining_qty", o.qty)
+        o.visible_qty = get("visible_qty", 0)
+        o.arrival_seq = get("arrival_seq", 0)
+        o.timestamp_ns = get("timestamp_ns", 0)
         return o
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from edumatcher import workloads
 from edumatcher.benchmarks import gc_bench
 from edumatcher.cli import main
 from edumatcher.engine import Engine
-from edumatcher.messages import loads
 
 
 def collector_state() -> tuple[tuple[int, ...], bool, int, int]:
@@ -67,8 +66,8 @@ def test_bench_gc_refuses_too_few_repeats(capsys):
 
 
 def test_one_pass_measures_every_message_and_freezes_once(small):
-    ramp = gc_bench.encode_trimmed(workloads.opening_ramp(2_000, 3))
-    steady = gc_bench.encode_trimmed(gc_bench.steady_ops(1_500, 3))
+    ramp = workloads.encode_workload(workloads.opening_ramp(2_000, 3))
+    steady = workloads.encode_workload(gc_bench.steady_ops(1_500, 3))
     before = collector_state()
     result = gc_bench.one_pass(Engine([workloads.SYMBOL]), ramp, steady, use_policy=True)
     assert collector_state() == before
@@ -110,24 +109,6 @@ def test_steady_ops_rename_ids_and_drop_cancel_owner():
     assert len(ops) == len(kept) < len(original)  # 5,000 steps make a few cancel_owner
     for mine, theirs in zip(ops, kept, strict=True):
         assert mine[0] == theirs[0] and mine[1] == "s" + theirs[1][1:] and mine[2:] == theirs[2:]
-
-
-def test_encode_trimmed_matches_the_engine_bench_payloads_and_is_compact():
-    import tracemalloc
-
-    from edumatcher.benchmarks.engine_bench import encode_workload
-
-    ops = workloads.opening_ramp(200, 5, then=300)
-    ops = [op for op in ops if op[0] != workloads.CANCEL_OWNER]
-    assert gc_bench.encode_trimmed(ops) == encode_workload(ops)
-    tracemalloc.start()
-    try:
-        payloads = gc_bench.encode_trimmed(ops)
-        held, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert held / len(payloads) < 400  # ~100-150 bytes each, not an encoder's 4 KiB buffer
-    assert all(type(loads(p)) is dict for p in payloads)
 
 
 def _pass(label: str, steady_max: int, pause: int = 0, lull_pause: int = 0) -> gc_bench.PassResult:

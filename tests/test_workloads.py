@@ -289,3 +289,32 @@ def test_pinned_output_is_the_same_on_every_python():
     assert digest == "83b57aa425540d28"
     mixed = W.steady_state(5000, 1) + W.cancel_heavy(5000, 1) + W.opening_ramp(500, 1, then=500)
     assert hashlib.sha256(repr(mixed).encode()).hexdigest()[:16] == "15bc8547ecd0b4bd"
+
+
+def test_encode_workload_is_what_the_checked_builders_write_and_is_compact() -> None:
+    import tracemalloc
+
+    from edumatcher import messages
+    from edumatcher.ticks import from_ticks
+
+    ops = W.opening_ramp(200, 5, then=300)
+    owner_of: dict[str, str] = {}
+    checked = []
+    for op in ops:
+        if op[0] == W.NEW:
+            _, order_id, side, order_type, tif, price, qty, owner = op
+            owner_of[order_id] = owner
+            text = None if price is None else str(from_ticks(price, 2))
+            checked.append(messages.make_order_new(order_id, W.SYMBOL, side, order_type, qty, owner, tif=tif, price=text))
+        elif op[0] == W.CANCEL:
+            checked.append(messages.make_order_cancel(op[1], W.SYMBOL, owner_of[op[1]]))
+        else:
+            checked.append(messages.make_order_cancel_owner(op[1], symbol=W.SYMBOL))
+    assert W.encode_workload(ops) == checked
+    tracemalloc.start()
+    try:
+        payloads = W.encode_workload(ops)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held / len(payloads) < 400  # ~100-150 bytes each, not an encoder's 4 KiB buffer

@@ -58,14 +58,12 @@ from .. import workloads
 from ..cli import CliError
 from ..gc_policy import FREEZE_DELAY_S, GcPolicy
 from ..measure import MIN_REPEAT, Pass, PassRecord, format_rate, interleave, interpreter, machine
-from ..messages import make_order_cancel, make_order_new
 from ..metrics import GcMonitor, nearest_rank
-from ..ticks import from_ticks
 
 __all__ = [
     "run", "RAMP_RESTING", "STEADY_MESSAGES", "QUICK_RAMP_RESTING", "QUICK_STEADY_MESSAGES",
     "STEADY_DEPTH", "STEADY_RATE", "LULL_EVERY", "TARGET_PAUSE_NS", "TARGET_MAX_RATIO",
-    "PhaseStats", "PassResult", "Target", "steady_ops", "encode_trimmed", "one_pass", "evaluate_targets",
+    "PhaseStats", "PassResult", "Target", "steady_ops", "one_pass", "evaluate_targets",
 ]
 
 RAMP_RESTING = 200_000
@@ -117,32 +115,6 @@ def steady_ops(n: int, seed: int) -> list[workloads.Op]:
         if kind == workloads.CANCEL_OWNER:
             continue
         out.append((kind, "s" + op[1][1:], *op[2:]))
-    return out
-
-
-def encode_trimmed(ops: Sequence[workloads.Op], symbol: str = workloads.SYMBOL) -> list[bytes]:
-    """Encode ``new`` and ``cancel`` operations as client payloads, each trimmed to its length. O(n).
-
-    The same payloads as ``engine_bench.encode_workload``, copied with
-    ``bytes(memoryview(p))`` because orjson keeps its whole output buffer
-    (about 4 KiB) behind every small ``bytes`` it returns.
-
-    >>> encode_trimmed([("new", "o1", "BUY", "LIMIT", "GTC", 10_001, 5, "ana"), ("cancel", "o1")])[1]
-    b'{"type":"order.cancel","id":"o1","symbol":"EDU","owner":"ana"}'
-    """
-    owners: dict[str, str] = {}
-    out: list[bytes] = []
-    for op in ops:
-        if op[0] == workloads.NEW:
-            _, order_id, side, order_type, tif, price, qty, owner = op
-            owners[order_id] = owner
-            wire = None if price is None else str(from_ticks(price, DECIMALS))
-            payload = make_order_new(order_id, symbol, side, order_type, qty, owner, tif=tif, price=wire)
-        elif op[0] == workloads.CANCEL:
-            payload = make_order_cancel(op[1], symbol, owners[op[1]])
-        else:
-            raise ValueError(f"bench gc encodes only new and cancel operations, not {op!r}")
-        out.append(bytes(memoryview(payload)))
     return out
 
 
@@ -447,8 +419,8 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
 
     _say(f"[1/3] building and encoding the workload: {n_ramp:,} + {n_steady:,} operations, seed {seed} ...")
     started = time.perf_counter()
-    ramp = encode_trimmed(workloads.opening_ramp(n_ramp, seed))
-    steady = encode_trimmed(steady_ops(n_steady, seed))
+    ramp = workloads.encode_workload(workloads.opening_ramp(n_ramp, seed))
+    steady = workloads.encode_workload(steady_ops(n_steady, seed))
     _say(f"      done in {time.perf_counter() - started:.1f} s; {len(ramp):,} ramp and {len(steady):,} steady payloads, "
          f"mean {sum(map(len, steady)) / max(len(steady), 1):.0f} bytes")
 

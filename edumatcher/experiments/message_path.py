@@ -16,52 +16,19 @@ True
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..engine import Engine
 from ..measure import Measurement, Pass, interleave
-from ..messages import loads, make_order_cancel_owner_unchecked, make_order_cancel_unchecked, make_order_new_unchecked
+from ..messages import loads
 from ..metrics import nearest_rank
-from ..ticks import from_ticks
-from ..workloads import CANCEL, CANCEL_OWNER, NEW, SYMBOL, Op
+from ..workloads import SYMBOL, encode_workload
 
 __all__ = [
     "encode_workload", "fresh_engine", "handling_latencies", "LatencySummary", "summarise_latencies",
     "decode_and_handle",
 ]
-
-
-def encode_workload(ops: Iterable[Op], symbol: str = SYMBOL, decimals: int = 2) -> list[bytes]:
-    """Return the wire payload of every operation, in order: what a client would send. O(n).
-
-    Prices (ticks) become decimal strings with ``decimals`` places; a cancel names
-    the owner that submitted the order, as the engine requires.
-
-    >>> encode_workload([("new", "o1", "BUY", "LIMIT", "GTC", 10_001, 5, "ana"), ("cancel", "o1")])[1]
-    b'{"type":"order.cancel","id":"o1","symbol":"EDU","owner":"ana"}'
-    """
-    owner_of: dict[str, str] = {}
-    wire: dict[int, str] = {}
-    out: list[bytes] = []
-    for op in ops:
-        kind = op[0]
-        if kind == NEW:
-            _, order_id, side, order_type, tif, price, qty, owner = op
-            owner_of[order_id] = owner
-            text = None
-            if price is not None:
-                text = wire.get(price)
-                if text is None:
-                    text = wire[price] = str(from_ticks(price, decimals))
-            out.append(make_order_new_unchecked(order_id, symbol, side, order_type, qty, owner, tif, text))
-        elif kind == CANCEL:
-            out.append(make_order_cancel_unchecked(op[1], symbol, owner_of[op[1]]))
-        elif kind == CANCEL_OWNER:
-            out.append(make_order_cancel_owner_unchecked(op[1], symbol))
-        else:
-            raise ValueError(f"unknown operation {op!r}")
-    return out
 
 
 def fresh_engine(symbol: str = SYMBOL) -> Engine:

@@ -1,0 +1,54 @@
+"""``bench engine``: runs end to end through the CLI, prints its method and figures; no speed is asserted."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from edumatcher import messages, workloads
+from edumatcher.benchmarks import engine_bench
+from edumatcher.cli import main
+from edumatcher.engine import Engine
+from edumatcher.model import RejectReason
+from edumatcher.sinks import DiscardingSink, IterableSource
+
+
+def test_bench_engine_quick_runs_and_reports(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "engine", "--quick"]) == 0
+    out = capsys.readouterr().out
+    # Method and interpreter come before any figure.
+    assert out.index("method:") < out.index("interpreter:") < out.index("[2/4]")
+    assert "CPython" in out or "PyPy" in out
+    assert "codec:" in out
+    for phrase in ("msg/s", "p50", "p99", "p99.9", "OrderBook (direct)", "BareBook (direct)",
+                   "ratio Engine msg/s / BareBook ops/s", "target (issue): >= 150,000 msg/s", "quoted, seed 000"):
+        assert phrase in out, phrase
+    assert re.search(r"this run: [\d,]+ msg/s .*, (met|NOT met)", out)
+    assert "MISMATCH" not in out
+    assert out.count("pass 5/5") == 4  # four contenders, five timed passes each
+
+
+def test_bench_engine_refuses_too_few_repeats(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "engine", "--quick", "--repeat", "2"]) == 1
+    assert capsys.readouterr().err.startswith("Error: --repeat 2 is too few")
+
+
+def test_encoded_workload_is_what_a_client_would_send() -> None:
+    ops = workloads.steady_state(400, seed=2, depth=40)
+    payloads = workloads.encode_workload(ops)
+    assert len(payloads) == len(ops)
+    for op, payload in zip(ops, payloads, strict=True):
+        msg = messages.loads(payload)
+        messages.builders.check(msg)
+        if op[0] == workloads.NEW and op[5] is not None:
+            assert msg["price"] == f"{op[5] // 100}.{op[5] % 100:02d}"
+    engine = Engine([workloads.SYMBOL])
+    engine.run(IterableSource(payloads), DiscardingSink())
+    assert set(engine.rejects) <= {RejectReason.UNKNOWN_ORDER}  # only cancels of filled orders
+
+
+def test_ring_holds_every_sample_of_a_pass() -> None:
+    assert engine_bench._ring_size(16) == 2
+    size = engine_bench._ring_size(200_000)
+    assert size >= 200_000 // 16 and size & (size - 1) == 0
