@@ -4,3 +4,21 @@ Every benchmark runs on the one ``edumatcher.measure`` harness, compares things
 measured in the same process (ratios survive a noisy shared machine), and opens
 its output with the method and the interpreter.
 """
+
+from __future__ import annotations
+
+
+def resolve_repeat(repeat: int | None) -> int:
+    """Return the number of timed passes for ``--repeat`` (None: ``measure.MIN_REPEAT``); refuse fewer.
+
+    >>> resolve_repeat(None), resolve_repeat(9)
+    (5, 9)
+    """
+    from ..cli import CliError
+    from ..measure import MIN_REPEAT
+
+    if repeat is None:
+        return MIN_REPEAT
+    if repeat < MIN_REPEAT:
+        raise CliError(f"--repeat {repeat} is too few: a median needs at least {MIN_REPEAT} passes (use --quick for a short run)")
+    return repeat

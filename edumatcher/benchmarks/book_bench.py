@@ -36,7 +36,6 @@ from typing import Any
 from .. import workloads
 from ..cli import CliError
 from ..measure import (
-    MIN_REPEAT,
     Measurement,
     Pass,
     PassRecord,
@@ -48,6 +47,7 @@ from ..measure import (
     machine,
     table,
 )
+from . import resolve_repeat
 
 __all__ = ["run", "FULL_OPS", "QUICK_OPS", "NAIVE_OPS", "QUICK_NAIVE_OPS", "TARGET_RATIO"]
 
@@ -141,21 +141,13 @@ def _ratio(full: Measurement, bare: Measurement) -> tuple[float, float, float]:
     return bare.median / full.median, bare.min / full.max, bare.max / full.min
 
 
-def _resolve_repeat(repeat: int | None) -> int:
-    if repeat is None:
-        return MIN_REPEAT
-    if repeat < MIN_REPEAT:
-        raise CliError(f"--repeat {repeat} is too few: a median needs at least {MIN_REPEAT} passes (use --quick for a short run)")
-    return repeat
-
-
 def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     """Run the benchmark and print its figures; return 0, or 1 when the books disagree.
 
     ``repeat`` is the number of timed passes per contender (None: 5; fewer than 5
     is refused). Takes about a minute and under 1 GiB in full, seconds with ``quick``.
     """
-    repeat = _resolve_repeat(repeat)
+    repeat = resolve_repeat(repeat)
     n_ops = QUICK_OPS if quick else FULL_OPS
     n_naive = QUICK_NAIVE_OPS if quick else NAIVE_OPS
     order_book, bare_book, naive_book = _load_books()

@@ -37,7 +37,6 @@ from typing import Any
 from .. import workloads
 from ..cli import CliError
 from ..measure import (
-    MIN_REPEAT,
     Measurement,
     Pass,
     PassRecord,
@@ -51,6 +50,7 @@ from ..messages import CODEC
 from ..metrics import SAMPLE_EVERY, EngineMetrics, nearest_rank
 from ..model import RejectReason
 from ..sinks import DiscardingSink, IterableSource
+from . import resolve_repeat
 
 __all__ = ["run", "FULL_MESSAGES", "QUICK_MESSAGES", "TARGET_MESSAGES_PER_S", "QUOTED_SEED_000"]
 
@@ -161,21 +161,13 @@ def _rate_line(m: Measurement, unit: str) -> str:
     return f"{m.label:<22} {format_rate(m.rate, unit):>16}   (min–max {format_rate(slow, unit)}–{format_rate(fast, unit)}, {m.repeat} passes)"
 
 
-def _resolve_repeat(repeat: int | None) -> int:
-    if repeat is None:
-        return MIN_REPEAT
-    if repeat < MIN_REPEAT:
-        raise CliError(f"--repeat {repeat} is too few: a median needs at least {MIN_REPEAT} passes (use --quick for a short run)")
-    return repeat
-
-
 def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     """Run the benchmark and print its figures; return 0, or 1 when engine and book disagree.
 
     ``repeat``: timed passes per contender (None: 5; fewer is refused). About a
     minute in full, a few seconds with ``quick``. The target is reported only.
     """
-    repeat = _resolve_repeat(repeat)
+    repeat = resolve_repeat(repeat)
     n = QUICK_MESSAGES if quick else FULL_MESSAGES
     engine_class, order_book, bare_book = _load()
 

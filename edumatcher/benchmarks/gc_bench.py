@@ -57,8 +57,9 @@ from typing import Any
 from .. import workloads
 from ..cli import CliError
 from ..gc_policy import FREEZE_DELAY_S, GcPolicy
-from ..measure import MIN_REPEAT, Pass, PassRecord, format_rate, interleave, interpreter, machine
+from ..measure import Pass, PassRecord, format_rate, interleave, interpreter, machine
 from ..metrics import GcMonitor, nearest_rank
+from . import resolve_repeat
 
 __all__ = [
     "run", "RAMP_RESTING", "STEADY_MESSAGES", "QUICK_RAMP_RESTING", "QUICK_STEADY_MESSAGES",
@@ -369,14 +370,6 @@ def _table(results: dict[str, list[PassResult]]) -> list[str]:
             for r in rows]
 
 
-def _resolve_repeat(repeat: int | None) -> int:
-    if repeat is None:
-        return MIN_REPEAT
-    if repeat < MIN_REPEAT:
-        raise CliError(f"--repeat {repeat} is too few: a median needs at least {MIN_REPEAT} passes (use --quick for a short run)")
-    return repeat
-
-
 def _peak_rss_mib() -> float:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
     return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
@@ -393,7 +386,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     seconds with ``quick``; several minutes in full (each full collection of the
     200,000-order book is slow, and the default contender makes many).
     """
-    repeat = _resolve_repeat(repeat)
+    repeat = resolve_repeat(repeat)
     try:
         from ..engine import Engine
     except ImportError as exc:
