@@ -33,6 +33,10 @@ def to_ticks(price: str | Decimal | int | float, decimals: int) -> int:
     Traceback (most recent call last):
     ...
     ValueError: price '1.005' is not a multiple of 0.01
+    >>> to_ticks("1.0000000000000000000000000001", 2)  # no 28-digit rounding
+    Traceback (most recent call last):
+    ...
+    ValueError: price '1.0000000000000000000000000001' is not a multiple of 0.01
     """
     if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
         raise ValueError(f"decimals must be a non-negative int, not {decimals!r}")
@@ -56,10 +60,18 @@ def to_ticks(price: str | Decimal | int | float, decimals: int) -> int:
         raise ValueError(f"price {price!r} has type {type(price).__name__}; use str, Decimal or int")
     if not exact.is_finite():
         raise ValueError(f"price {price!r} is not a finite number")
-    scaled = exact.scaleb(decimals)
-    if scaled != scaled.to_integral_value():
-        raise ValueError(f"price {price!r} is not a multiple of {Decimal(1).scaleb(-decimals)}")
-    return int(scaled)
+    # Integer arithmetic on the digits, not Decimal arithmetic: a Decimal context has
+    # 28 digits of precision and would round a long price onto the grid silently.
+    sign, digits, exponent = exact.as_tuple()
+    coefficient = int("".join(map(str, digits))) if digits else 0
+    shift = exponent + decimals
+    if shift >= 0:
+        ticks = coefficient * 10**shift
+    else:
+        ticks, off_grid = divmod(coefficient, 10**-shift)
+        if off_grid:
+            raise ValueError(f"price {price!r} is not a multiple of {Decimal(1).scaleb(-decimals)}")
+    return -ticks if sign else ticks
 
 
 def from_ticks(ticks: int, decimals: int) -> Decimal:

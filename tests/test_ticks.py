@@ -109,3 +109,14 @@ def test_from_ticks_refuses_non_ints(ticks: Any) -> None:
 def test_round_trip(text: str) -> None:
     assert from_ticks(to_ticks(text, 2), 2) == Decimal(text)
     assert to_ticks(from_ticks(to_ticks(text, 2), 2), 2) == to_ticks(text, 2)
+
+
+@pytest.mark.parametrize("text", ["1.0000000000000000000000000001", "10000000000000000.000000000001", "-0.0000000000000000000000000000001"])
+def test_long_prices_are_not_rounded_onto_the_grid(text: str) -> None:
+    with pytest.raises(ValueError, match="not a multiple"):
+        to_ticks(text, 2)
+
+
+def test_long_prices_on_the_grid_convert_exactly() -> None:
+    assert to_ticks("123456789012345678901234567890.12", 2) == 12345678901234567890123456789012
+    assert to_ticks("-0.50", 2) == -50 and to_ticks("1E+30", 0) == 10**30 and to_ticks("0E-40", 2) == 0
