@@ -32,7 +32,7 @@ is lost is that a cycle among frozen objects is not reclaimed while it stays
 frozen (the engine's long-lived objects are kept acyclic for that reason).
 
 Every action is logged (``GcPolicy.log``) with the policy clock's time and the
-pause it caused, for tests and for chapter 09's notebook.
+pause it caused, for tests and for chapter 07's notebook.
 """
 
 from __future__ import annotations

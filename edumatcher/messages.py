@@ -662,7 +662,7 @@ class TopicCache(dict):  # type: ignore[type-arg]
 
     The per-owner and per-symbol topics are looked up on every message; building
     them with an f-string and ``encode()`` each time costs more than this dict
-    lookup (chapter 08). At most ``limit`` keys are kept so a flood of distinct
+    lookup (chapter 04). At most ``limit`` keys are kept so a flood of distinct
     owners cannot grow it without bound; beyond that topics are built, not kept.
 
     >>> acks = TopicCache(b"order.ack.")

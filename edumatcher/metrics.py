@@ -13,7 +13,7 @@ here is a few integer operations on storage allocated once:
 * ``EngineMetrics`` bundles both with the message count and per-owner counters,
   and turns them into figures only when ``summary()`` is asked for.
 
-The engine times one message in ``SAMPLE_EVERY`` (chapter 08): the test is
+The engine times one message in ``SAMPLE_EVERY`` (chapter 06): the test is
 ``not count & SAMPLE_MASK``, a mask instead of a modulo. The message count stays
 exact; only the timing is sampled.
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ..engine import Engine
 from ..measure import Measurement, Pass, interleave, measure
@@ -31,6 +32,7 @@ from ..metrics import SAMPLE_EVERY, LatencyRing, nearest_rank
 
 __all__ = [
     "PERCENTILES", "ModuloRing", "timed_loop", "timing_overhead", "instrumentation_cost",
+    "InstrumentationShare", "instrumentation_share",
     "sampled", "sampled_percentiles", "ring_index_costs", "counter_vs_event",
 ]
 
@@ -121,6 +123,44 @@ def instrumentation_cost(messages: int = 20_000, *, every: int = SAMPLE_EVERY, r
     """The same three loops around a handler that does nothing: the instrumentation's own cost per message."""
     payloads = [b"x"] * messages
     return interleave(_contenders(lambda: _nothing, payloads, every, "empty handler"), repeat=repeat)
+
+
+@dataclass(frozen=True)
+class InstrumentationShare:
+    """What timing costs per message, alone and as a share of handling one message (medians)."""
+
+    sampled_ns: float  # extra ns per message when one in N is timed
+    every_ns: float  # extra ns per message when every message is timed
+    handle_ns: float  # ns to handle one message, untimed
+    every: int
+
+    @property
+    def sampled_share(self) -> float:
+        """``sampled_ns / handle_ns``: the fraction of the message path that sampled timing adds."""
+        return self.sampled_ns / self.handle_ns
+
+    @property
+    def every_share(self) -> float:
+        """``every_ns / handle_ns``: the fraction of the message path that timing every message adds."""
+        return self.every_ns / self.handle_ns
+
+
+def instrumentation_share(empty: Sequence[Measurement], engine: Sequence[Measurement], every: int = SAMPLE_EVERY) -> InstrumentationShare:
+    """Combine ``instrumentation_cost`` and ``timing_overhead`` results into per-message costs and shares.
+
+    The instrumentation's cost comes from the empty-handler loops (timed minus
+    untimed, per message), where nothing else hides it; the handling cost from
+    the untimed engine loop. Both are medians, so the share is a ratio of two
+    figures measured in this run.
+
+    >>> fake = [Measurement.from_samples([s] * 5, ops_per_call=1) for s in (1e-9, 3e-9, 33e-9)]
+    >>> real = [Measurement.from_samples([10e-6] * 5, ops_per_call=1)] * 3
+    >>> share = instrumentation_share(fake, real)
+    >>> round(share.sampled_ns), round(share.every_ns), f"{share.every_share:.2%}"
+    (2, 32, '0.32%')
+    """
+    none, one_in, every_msg = (m.per_op * 1e9 for m in empty)
+    return InstrumentationShare(one_in - none, every_msg - none, engine[0].per_op * 1e9, every)
 
 
 def sampled(values: Sequence[int], every: int = SAMPLE_EVERY) -> list[int]:

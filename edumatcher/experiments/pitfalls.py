@@ -1,0 +1,238 @@
+"""Benchmark pitfalls, each as something that runs: one run against a median, cold against warm, alone against a neighbour.
+
+* ``single_vs_median``: many one-pass samples of the same work; the range a
+  single run could have reported, against the range of medians of five.
+* ``cold_start``: a fresh interpreter (a subprocess) times its first pass over
+  the payloads, then more passes: the first one pays for everything not yet
+  done in that process (specialising bytecode, filling caches, touching memory).
+* ``colocated``: the same passes alone, then beside ``load.cpu_hog`` workers,
+  one per core this process may use (``available_cores`` reads the CPU affinity
+  and, on Linux, the cgroup CPU quota, so a Binder pod with a share of one CPU
+  gets one worker, not one per host CPU).
+
+(The fourth pitfall, timing one leg instead of the whole path, is chapter 01's
+``experiments.message_path.decode_and_handle``.)
+
+>>> available_cores() >= 1
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..engine import Engine
+from ..load import cpu_hog
+from ..measure import Measurement, measure_passes
+from ..workloads import SYMBOL
+
+__all__ = [
+    "engine_pass", "SingleVsMedian", "single_vs_median", "ColdStart", "cold_start",
+    "available_cores", "Colocated", "colocated",
+]
+
+
+def _handle_all(engine: Engine, payloads: Sequence[bytes]) -> int:
+    handle = engine.handle
+    for payload in payloads:
+        handle(payload)
+    return len(payloads)
+
+
+def _fresh_engine() -> Engine:
+    return Engine([SYMBOL], clock=lambda: 1)
+
+
+def engine_pass(payloads: Sequence[bytes], *, repeat: int = 5, label: str = "") -> Measurement:
+    """Time ``Engine.handle`` over every payload on a fresh engine per sample; ``ops_per_call`` = messages."""
+    return measure_passes(lambda engine: _handle_all(engine, payloads), _fresh_engine, label=label or "one pass",
+                          ops_per_call=len(payloads), repeat=repeat)
+
+
+@dataclass(frozen=True)
+class SingleVsMedian:
+    """Many single-pass samples of the same work, and the medians of consecutive groups of ``group`` of them.
+
+    Widths are measured on throughput (messages per second), the figure a
+    benchmark reports: (fastest - slowest) / median.
+    """
+
+    measurement: Measurement
+    group: int
+
+    @property
+    def group_medians(self) -> list[float]:
+        """Median of each consecutive group of ``group`` samples (seconds per pass)."""
+        xs = self.measurement.samples
+        return [statistics.median(xs[i:i + self.group]) for i in range(0, len(xs) - self.group + 1, self.group)]
+
+    def _width(self, seconds: Sequence[float]) -> float:
+        rates = [self.measurement.ops_per_call / s for s in seconds]
+        return (max(rates) - min(rates)) / statistics.median(rates) if len(rates) > 1 else 0.0
+
+    @property
+    def single_range(self) -> float:
+        """Width of the single passes' throughputs: what one run could have reported."""
+        return self._width(self.measurement.samples)
+
+    @property
+    def median_range(self) -> float:
+        """The same width for the medians of groups."""
+        return self._width(self.group_medians)
+
+
+def single_vs_median(payloads: Sequence[bytes], *, samples: int = 15, group: int = 5) -> SingleVsMedian:
+    """Take ``samples`` one-pass samples of the engine over ``payloads``; group them to compare ranges."""
+    if samples < 2 * group:
+        raise ValueError(f"need at least two groups: samples >= {2 * group}, got {samples}")
+    return SingleVsMedian(engine_pass(payloads, repeat=samples, label="single passes"), group)
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    """Pass times measured in a fresh interpreter: whole passes, and the first ``first_k`` messages of each (seconds)."""
+
+    seconds: list[float]
+    first_k_seconds: list[float]
+    messages: int
+    first_k: int
+
+    @property
+    def warm(self) -> Measurement:
+        """The later whole passes as a measurement (seconds per pass, ``ops_per_call`` = messages)."""
+        return Measurement.from_samples(self.seconds[1:], label="whole pass, 2nd onwards", ops_per_call=self.messages)
+
+    @property
+    def warm_first_k(self) -> Measurement:
+        """The first ``first_k`` messages of the later passes, as a measurement."""
+        return Measurement.from_samples(self.first_k_seconds[1:], label=f"first {self.first_k} messages, 2nd pass onwards",
+                                        ops_per_call=self.first_k)
+
+    @property
+    def cold_ratio(self) -> float:
+        """First pass's first ``first_k`` messages over the later passes' median for the same messages."""
+        return self.first_k_seconds[0] / self.warm_first_k.median
+
+    @property
+    def whole_ratio(self) -> float:
+        """First whole pass over the later passes' median."""
+        return self.seconds[0] / self.warm.median
+
+
+_COLD_SCRIPT = """
+import json, sys, time
+from edumatcher.experiments.message_path import encode_workload
+from edumatcher.workloads import steady_state
+messages, passes, first_k, seed = map(int, sys.argv[1:5])
+payloads = encode_workload(steady_state(messages, seed=seed))
+from edumatcher.experiments.pitfalls import _fresh_engine
+clock = time.perf_counter
+whole, head = [], []
+for _ in range(passes):
+    handle = _fresh_engine().handle
+    start = clock()
+    for i, payload in enumerate(payloads):
+        handle(payload)
+        if i + 1 == first_k:
+            head.append(clock() - start)
+    whole.append(clock() - start)
+print(json.dumps([whole, head]))
+"""
+
+
+def cold_start(messages: int = 2_000, passes: int = 6, *, first_k: int = 20, seed: int = 11,
+               timeout: float = 60.0) -> ColdStart:
+    """Run ``passes`` passes over ``steady_state(messages)`` payloads in a new interpreter; return their times.
+
+    Every pass uses a fresh ``Engine``, so the difference between the first pass
+    and the others is what the *process* had not done yet: specialising the
+    bytecode, first-time imports and caches, untouched memory. The payloads are
+    encoded before the first pass. Raises ``RuntimeError`` with the child's error
+    output if it fails.
+    """
+    if passes < 6 or not 1 <= first_k <= messages:
+        raise ValueError(f"need passes >= 6 (one cold, five warm) and 1 <= first_k <= messages; got {passes}, {first_k}")
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    done = subprocess.run(
+        [sys.executable, "-c", _COLD_SCRIPT, str(messages), str(passes), str(first_k), str(seed)],
+        capture_output=True, text=True, timeout=timeout, env=env, check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the cold-start child failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    whole, head = json.loads(done.stdout.strip().splitlines()[-1])
+    return ColdStart(whole, head, messages, first_k)
+
+
+def _cgroup_cpus() -> float | None:
+    """CPUs allowed by a cgroup quota (v2 ``cpu.max`` or v1 ``cfs_quota_us``), or None if unlimited/unknown."""
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        quota_us = int(Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").read_text())
+        period_us = int(Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us").read_text())
+        return None if quota_us <= 0 else quota_us / period_us
+    except (OSError, ValueError):
+        return None
+
+
+def available_cores() -> int:
+    """How many cores this process can really use: CPU affinity, capped by a cgroup quota (rounded up), at least 1."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    quota = _cgroup_cpus()
+    if quota is not None:
+        cores = min(cores, max(1, math.ceil(quota)))
+    return max(1, cores)
+
+
+@dataclass(frozen=True)
+class Colocated:
+    """The same passes alone and beside ``hogs`` CPU-burning processes."""
+
+    alone: Measurement
+    loaded: Measurement
+    hogs: int
+    running_after: int  # hog workers still alive when the loaded passes ended
+
+    @property
+    def slowdown(self) -> float:
+        """Median pass time beside the hogs over median pass time alone."""
+        return self.loaded.median / self.alone.median
+
+
+def colocated(payloads: Sequence[bytes], *, hogs: int | None = None, repeat: int = 5, max_seconds: float = 20.0,
+              settle_s: float = 0.5) -> Colocated:
+    """Time engine passes alone, then beside ``hogs`` workers (default: ``available_cores()``).
+
+    The workers are started, given ``settle_s`` to start spinning, and always
+    stopped when the block ends; each exits by itself after ``max_seconds``
+    whatever happens (``load.cpu_hog``).
+    """
+    n = hogs if hogs is not None else available_cores()
+    alone = engine_pass(payloads, repeat=repeat, label="alone")
+    with cpu_hog(n, max_seconds=max_seconds) as hog:
+        deadline = time.monotonic() + 10.0
+        while hog.alive() < n and time.monotonic() < deadline:  # spawned interpreters take a moment to start
+            time.sleep(0.05)
+        time.sleep(settle_s)
+        if hog.alive() < n:
+            raise RuntimeError(f"only {hog.alive()} of {n} CPU hog workers are running; the comparison would be meaningless")
+        loaded = engine_pass(payloads, repeat=repeat, label=f"beside {n} CPU hog process{'es' if n > 1 else ''}")
+        running = hog.alive()
+    return Colocated(alone, loaded, n, running)

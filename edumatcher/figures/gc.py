@@ -1,0 +1,108 @@
+"""Pictures of the cyclic collector: pause against live objects, memory over an opening, tails with and without the policy.
+
+* ``pause_curve``: a full collection's pause (median, min-max bar) against the
+  number of objects the collector tracks.
+* ``ramp_memory``: bytes held while an opening ramp fills the book, with the
+  start-up and the end of the ramp marked and the objects a freeze would take at each.
+* ``tail_histograms``: two latency histograms, default collector above and
+  ``GcPolicy`` below, on one log time axis, with p99, p99 ex GC and max marked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from ..experiments.gc_pauses import PauseRow
+from ..experiments.gc_tail import TailRun
+from ..experiments.opening_memory import RampProfile
+
+__all__ = ["pause_curve", "ramp_memory", "tail_histograms"]
+
+
+def pause_curve(rows: Sequence[PauseRow], *, title: str = "") -> Figure:
+    """Full-collection pause (ms) against tracked objects, one point per book size, labelled with its resting orders."""
+    if not rows:
+        raise ValueError("pause_curve needs at least one row")
+    xs = [r.tracked for r in rows]
+    med = [r.full.median * 1e3 for r in rows]
+    low = [(r.full.median - r.full.min) * 1e3 for r in rows]
+    high = [(r.full.max - r.full.median) * 1e3 for r in rows]
+    fig = Figure(figsize=(8.5, 3.8), layout="constrained")
+    ax = fig.add_subplot()
+    ax.errorbar(xs, med, yerr=[low, high], marker="o", color="#ad1457", capsize=3)
+    for r, x, y in zip(rows, xs, med, strict=True):
+        ax.annotate(f"{r.resting:,} resting" if r.resting else "no book", xy=(x, y), xytext=(6, -12),
+                    textcoords="offset points", fontsize=8)
+    ax.set_xlim(0, max(xs) * 1.15)
+    ax.set_ylim(0, max(m + h for m, h in zip(med, high, strict=True)) * 1.15)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.set_xlabel("objects tracked by the collector in this process")
+    ax.set_ylabel("full collection pause (ms, median)")
+    ax.set_title(title or "A full collection walks every tracked object", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def ramp_memory(profile: RampProfile) -> Figure:
+    """Megabytes held (tracemalloc) against operations fed, with the freeze points and their object counts."""
+    fig = Figure(figsize=(8.5, 3.8), layout="constrained")
+    ax = fig.add_subplot()
+    mb = [b / 2**20 for b in profile.traced_bytes]
+    ax.plot(profile.ops, mb, color="#00695c", linewidth=1.8)
+    ax.axvspan(0, profile.ramp_end, color="#ffe0b2", alpha=0.5, label="the opening ramp")
+    top = max(mb) if mb else 1.0
+    counts = profile.freeze_counts
+    marks = (
+        (0, "start-up", "#9e9e9e"),
+        (profile.ramp_end, "end of the ramp", "#c62828"),
+    )
+    for x, name, colour in marks:
+        ax.axvline(x, color=colour, linestyle="--", linewidth=1.4)
+        ax.annotate(f"freeze at {name}:\n{counts.get(name, 0):,} objects", xy=(x, top * 0.55), xytext=(6, 0),
+                    textcoords="offset points", fontsize=8, color=colour,
+                    bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1})
+    ax.set_xlim(0, profile.ops[-1] if profile.ops else 1)
+    ax.set_ylim(0, top * 1.12)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.set_xlabel("operations fed to the book")
+    ax.set_ylabel("MiB allocated and still held")
+    ax.set_title(f"Memory over an opening: {profile.ramp_end:,} resting orders, then a steady stream", fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def _log_edges(lo: float, hi: float, bins: int) -> list[float]:
+    lo, hi = math.log10(lo), math.log10(hi)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 0.05, hi + 0.05
+    return [10 ** (lo + (hi - lo) * i / bins) for i in range(bins + 1)]
+
+
+def tail_histograms(default: TailRun, policy: TailRun, *, bins: int = 60) -> Figure:
+    """Two histograms of per-message latency (µs, log axes), the default collector above and the policy below."""
+    everything = [max(x, 1) / 1e3 for run in (default, policy) for x in run.latencies_ns]
+    if not everything:
+        raise ValueError("tail_histograms needs latencies")
+    edges = _log_edges(min(everything), max(everything), bins)
+    fig = Figure(figsize=(8.5, 5.2), layout="constrained")
+    axes = fig.subplots(2, 1, sharex=True)
+    for ax, run, colour in zip(axes, (default, policy), ("#8d6e63", "#1565c0"), strict=True):
+        us = [max(x, 1) / 1e3 for x in run.latencies_ns]
+        ax.hist(us, bins=edges, color=colour, alpha=0.75)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        s = run.summary()
+        for key, style, shade in (("p99", "--", "#ef6c00"), ("p99 ex GC", ":", "#2e7d32"), ("max", "--", "#c62828")):
+            ax.axvline(s[key], color=shade, linestyle=style, linewidth=1.5, label=f"{key} {s[key]:,.1f} µs")
+        g0, g1, g2 = run.collections
+        ax.set_title(f"{run.label}: collections while messages were handled g0/g1/g2 = {g0}/{g1}/{g2}", fontsize=9)
+        ax.set_ylabel("messages (log)")
+        ax.legend(fontsize=8, loc="upper right")
+        ax.grid(True, which="major", alpha=0.3)
+    axes[-1].set_xlabel("handling time per message (µs, log scale)")
+    return fig

@@ -1,0 +1,60 @@
+"""Pictures for the Java question: what the collector tracks, and what a structure adds to a full collection.
+
+* ``tracked_bars``: per way of holding n values, the tracked objects it adds at
+  creation and after a collection (log axis: 1 and n side by side).
+* ``pause_bars``: a full collection's pause without and with one structure alive,
+  median with a min-max bar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+
+from ..experiments.pooling import TrackedRow
+from ..measure import Measurement
+
+__all__ = ["tracked_bars", "pause_bars"]
+
+
+def tracked_bars(rows: Sequence[TrackedRow]) -> Figure:
+    """Grouped horizontal bars: tracked objects added right after building, and after one collection."""
+    if not rows:
+        raise ValueError("tracked_bars needs at least one row")
+    fig = Figure(figsize=(8.5, 0.55 * len(rows) + 1.4), layout="constrained")
+    ax = fig.add_subplot()
+    ys = list(range(len(rows)))[::-1]
+    h = 0.38
+    built = [max(r.after_build, 1) for r in rows]
+    kept = [max(r.after_collection, 1) for r in rows]
+    ax.barh([y + h / 2 for y in ys], built, h, color="#90a4ae", label="right after building")
+    ax.barh([y - h / 2 for y in ys], kept, h, color="#6a1b9a", label="after gc.collect()")
+    for y, b, k in zip(ys, built, kept, strict=True):
+        ax.annotate(f"{b:,}", xy=(b, y + h / 2), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+        ax.annotate(f"{k:,}", xy=(k, y - h / 2), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+    ax.set_yticks(ys, [r.structure for r in rows], fontsize=9)
+    ax.set_xscale("log")
+    ax.set_xlim(0.8, max(built + kept) * 4)
+    ax.set_xlabel(f"objects the collector tracks, added by holding {rows[0].n:,} values (log scale)")
+    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)
+    ax.grid(True, axis="x", alpha=0.3)
+    return fig
+
+
+def pause_bars(baseline: Measurement, loaded: Measurement, *, title: str = "") -> Figure:
+    """Two bars: a full collection's pause with the process as it is, and with a structure alive (ms)."""
+    fig = Figure(figsize=(7.5, 2.6), layout="constrained")
+    ax = fig.add_subplot()
+    ms = [baseline, loaded]
+    med = [m.median * 1e3 for m in ms]
+    err = [[(m.median - m.min) * 1e3 for m in ms], [(m.max - m.median) * 1e3 for m in ms]]
+    ax.barh(["process as it is", loaded.label or "with the structure"], med, xerr=err, color=["#90a4ae", "#ad1457"],
+            capsize=3)
+    for y, v in enumerate(med):
+        ax.annotate(f"{v:,.1f} ms", xy=(v, y), xytext=(4, 8), textcoords="offset points", fontsize=8)
+    ax.set_xlim(0, max(m + e for m, e in zip(med, err[1], strict=True)) * 1.25)
+    ax.set_xlabel("full collection pause (ms, median; bar: min to max)")
+    ax.tick_params(axis="y", labelsize=8)
+    ax.set_title(title, fontsize=10)
+    return fig

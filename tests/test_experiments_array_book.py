@@ -1,0 +1,116 @@
+"""ArrayLevels against a dict model, the access-cost and memory experiments of chapter 10."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from edumatcher.book import OrderBook
+from edumatcher.experiments.array_book import ArrayLevels, dict_levels, level_memory, scalar_access_costs
+from edumatcher.workloads import MID, apply, opening_ramp
+
+
+def _model_depth(levels: dict[int, list[int]], side: str, n: int) -> list[tuple[int, int, int]]:
+    prices = sorted(levels, reverse=side == "bid")[:n]
+    return [(p, levels[p][0], levels[p][1]) for p in prices]
+
+
+@pytest.mark.parametrize("side", ["bid", "ask"])
+def test_random_adds_and_removes_match_a_dict_model(side: str) -> None:
+    rnd = random.Random(5 if side == "bid" else 6)
+    store = ArrayLevels(100, 160, side)
+    model: dict[int, list[int]] = {}
+    resting: list[tuple[int, int]] = []
+    for _ in range(3_000):
+        if resting and rnd.random() < 0.45:
+            price, qty = resting.pop(rnd.randrange(len(resting)))
+            store.remove(price, qty)
+            level = model[price]
+            level[0] -= 1
+            level[1] -= qty
+            if not level[0]:
+                del model[price]
+        else:
+            price, qty = rnd.randint(100, 160), rnd.randint(1, 50)
+            store.add(price, qty)
+            resting.append((price, qty))
+            model.setdefault(price, [0, 0])
+            model[price][0] += 1
+            model[price][1] += qty
+        store.check_invariants()
+        assert len(store) == len(model)
+        assert store.depth(5) == _model_depth(model, side, 5)
+        best = (max(model) if side == "bid" else min(model)) if model else None
+        assert store.best == best
+
+
+def test_agrees_with_the_order_book_on_a_ramp() -> None:
+    ops = opening_ramp(500, seed=3, levels=20)
+    book = OrderBook("EDU")
+    apply(book, ops)
+    asks = ArrayLevels(MID, MID + 50, "ask")
+    for op in ops:
+        if op[2] == "SELL":
+            asks.add(op[5], op[6])
+    assert asks.depth(10) == book.depth(10)[1]
+
+
+def test_bad_input_raises_and_changes_nothing() -> None:
+    store = ArrayLevels(10, 20, "ask")
+    store.add(12, 5)
+    store.add(12, 3)
+    before = (list(store.count), list(store.qty), store.best, len(store))
+    # outside the range, an empty level, more than the level holds, nothing, and 8 of 8 with one order left behind
+    for price, qty in ((9, 1), (21, 1), (13, 1), (12, 9), (12, 0), (12, 8)):
+        with pytest.raises(ValueError):
+            store.remove(price, qty)
+    with pytest.raises(ValueError):
+        store.add(25, 1)
+    with pytest.raises(ValueError):
+        store.add(12, 0)
+    store.remove(12, 5)
+    with pytest.raises(ValueError, match="no order"):
+        store.remove(12, 2)  # the last order at 12 holds 3, not 2
+    assert store.qty_at(12) == 3 and store.count_at(12) == 1
+    assert before[2] == store.best == 12
+    with pytest.raises(ValueError):
+        ArrayLevels(5, 4, "bid")
+    with pytest.raises(ValueError):
+        ArrayLevels(1, 4, "both")
+
+
+def test_best_moves_to_the_next_level_when_the_best_empties() -> None:
+    bids = ArrayLevels(0, 1_000, "bid")
+    bids.add(3, 1)
+    bids.add(900, 2)
+    bids.remove(900, 2)
+    assert bids.best == 3
+    bids.remove(3, 1)
+    assert bids.best is None and bids.depth(3) == [] and len(bids) == 0
+
+
+def test_nbytes_follows_the_range_not_the_orders() -> None:
+    assert ArrayLevels(1, 1_000, "bid").nbytes == 2 * 8 * 1_000
+
+
+def test_dict_levels_counts_orders_and_quantity() -> None:
+    assert dict_levels([(5, 2), (5, 3), (7, 1)]) == {5: [2, 5], 7: [1, 1]}
+
+
+def test_scalar_access_costs_returns_four_labelled_measurements() -> None:
+    rows = scalar_access_costs(500, target=0.001)
+    assert [m.ops_per_call for m in rows] == [500] * 4
+    assert "numpy" in rows[2].label and "C" in rows[3].label
+
+
+def test_level_memory_array_grows_with_range_dict_with_occupied_levels() -> None:
+    small, wide = level_memory(1_000, 2_000), level_memory(100_000, 2_000)
+    assert wide.array_bytes > 50 * small.array_bytes  # 100x the ticks
+    assert abs(wide.dict_bytes - small.dict_bytes) < small.dict_bytes / 2  # same 200 occupied levels
+    sparse, dense = level_memory(50_000, 100, spread=50_000), level_memory(50_000, 5_000, spread=50_000)
+    assert dense.occupied_levels > 10 * sparse.occupied_levels and dense.dict_bytes > 10 * sparse.dict_bytes
+    assert dense.array_bytes == pytest.approx(sparse.array_bytes, rel=0.05)
+    assert 0 < dense.break_even_occupancy < 1
+    with pytest.raises(ValueError):
+        level_memory(0, 10)

@@ -1,0 +1,123 @@
+"""Figures of chapters 06-10: each returns a Figure with the parts the chapter's text refers to."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from edumatcher.experiments.array_book import level_memory  # noqa: E402
+from edumatcher.experiments.bimodal import BimodalResult, RunRecord  # noqa: E402
+from edumatcher.experiments.egress import simulate  # noqa: E402
+from edumatcher.experiments.gc_pauses import PauseRow  # noqa: E402
+from edumatcher.experiments.gc_tail import TailRun  # noqa: E402
+from edumatcher.experiments.opening_memory import RampProfile  # noqa: E402
+from edumatcher.experiments.pitfalls import SingleVsMedian  # noqa: E402
+from edumatcher.experiments.pooling import TrackedRow  # noqa: E402
+from edumatcher.experiments.snapshots import PublicationCost, SnapshotCost  # noqa: E402
+from edumatcher.figures.gc import pause_curve, ramp_memory, tail_histograms  # noqa: E402
+from edumatcher.figures.memory import level_memory_figure  # noqa: E402
+from edumatcher.figures.pooling import pause_bars, tracked_bars  # noqa: E402
+from edumatcher.figures.queues import egress_figure  # noqa: E402
+from edumatcher.figures.run_loop import LOOP_ARROWS, LOOP_BOXES, run_loop_diagram  # noqa: E402
+from edumatcher.figures.runs import before_after, runs_strip, single_vs_median_figure  # noqa: E402
+from edumatcher.figures.sampling import percentile_comparison  # noqa: E402
+from edumatcher.figures.snapshots import snapshot_cost_figure  # noqa: E402
+from edumatcher.measure import Measurement  # noqa: E402
+
+
+def m(seconds: float, label: str = "x", ops: int = 1) -> Measurement:
+    return Measurement.from_samples([seconds * k for k in (1.0, 1.1, 0.9, 1.05, 0.95)], label=label, ops_per_call=ops)
+
+
+@pytest.fixture
+def figures() -> Iterator[list[Figure]]:
+    made: list[Figure] = []
+    yield made
+    import matplotlib.pyplot as plt
+
+    for fig in made:
+        plt.close(fig)
+
+
+def texts(fig: Figure) -> str:
+    return " ".join(t.get_text() for ax in fig.axes for t in ax.texts + [ax.title, ax.xaxis.label, ax.yaxis.label])
+
+
+def test_run_loop_diagram_draws_every_box_and_names_the_message_path(figures: list[Figure]) -> None:
+    for start, end, _ in LOOP_ARROWS:
+        assert start in LOOP_BOXES and end in LOOP_BOXES
+    fig = run_loop_diagram()
+    figures.append(fig)
+    assert "the message path" in texts(fig) and "GcPolicy.tick(idle)" in texts(fig)
+
+
+def test_snapshot_and_sampling_figures(figures: list[Figure]) -> None:
+    snaps = [SnapshotCost(1_000, 100, m(2e-5)), SnapshotCost(4_000, 400, m(5e-5))]
+    pubs = [PublicationCost(n, lv, 400, m(0.02, ops=400), m(0.004, ops=400), 400, 4) for n, lv in ((1_000, 100), (4_000, 400))]
+    fig = snapshot_cost_figure(snaps, pubs)
+    figures.append(fig)
+    assert len(fig.axes) == 2 and "Building one snapshot" in texts(fig)
+    fig = percentile_comparison(list(range(1, 4_001)), 16)
+    figures.append(fig)
+    assert "one in 16" in texts(fig) and "beyond" in texts(fig)
+    with pytest.raises(ValueError):
+        snapshot_cost_figure([], pubs)
+
+
+def test_gc_figures(figures: list[Figure]) -> None:
+    rows = [PauseRow(0, 50_000, m(0.01)), PauseRow(10_000, 80_000, m(0.02))]
+    fig = pause_curve(rows)
+    figures.append(fig)
+    assert "10,000 resting" in texts(fig)
+    profile = RampProfile([0, 50, 100, 150], [0, 500, 1_000, 1_050], 100, {"start-up": 10, "end of the ramp": 300}, 90)
+    fig = ramp_memory(profile)
+    figures.append(fig)
+    assert "300 objects" in texts(fig)
+    runs = [TailRun(label, [1_000 * (i % 50 + 1) for i in range(500)], [0] * 500, (3, 1, 0), 0) for label in ("a", "b")]
+    fig = tail_histograms(*runs)
+    figures.append(fig)
+    assert len(fig.axes) == 2 and "p99 ex GC" in " ".join(t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts())
+
+
+def test_pooling_figures(figures: list[Figure]) -> None:
+    fig = tracked_bars([TrackedRow("ints", 100, 1, 1), TrackedRow("objects", 100, 101, 101)])
+    figures.append(fig)
+    assert "101" in texts(fig)
+    fig = pause_bars(m(0.01, "base"), m(0.02, "with"))
+    figures.append(fig)
+    assert len(fig.axes) == 1
+
+
+def test_runs_figures(figures: list[Figure]) -> None:
+    runs = {
+        "a": [RunRecord("a", i, 0.01 * (1 + i % 2), 100, i % 2, 3, 0.001, 0) for i in range(1, 6)],
+        "b": [RunRecord("b", i, 0.01, 100, 0, 0, 0.0, 0) for i in range(1, 6)],
+    }
+    result = BimodalResult([m(0.01, "a", 100), m(0.01, "b", 100)], runs)
+    fig = runs_strip(result)
+    figures.append(fig)
+    assert "spread" in texts(fig)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert labels.count("run with a full collection inside") == 1
+    fig = before_after(m(0.01, "alone", 100), m(0.02, "loaded", 100))
+    figures.append(fig)
+    fig = single_vs_median_figure(SingleVsMedian(Measurement.from_samples([0.01] * 9 + [0.03], ops_per_call=100), 5))
+    figures.append(fig)
+    assert "of the median" in texts(fig)
+
+
+def test_memory_and_queue_figures(figures: list[Figure]) -> None:
+    fig = level_memory_figure([level_memory(1_000, 200), level_memory(10_000, 200)],
+                              [level_memory(10_000, 50, spread=10_000), level_memory(10_000, 500, spread=10_000)])
+    figures.append(fig)
+    assert len(fig.axes) == 2
+    fig = egress_figure(simulate(ticks=30, max_payload=4_096, max_entries=100, max_bytes=100_000))
+    figures.append(fig)
+    legend = " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())
+    assert "entries" in legend and "MiB" in legend

@@ -1,0 +1,114 @@
+"""The README's Quick start promises two commands; these tests keep that promise from drifting.
+
+The Quick start holds one ``sh`` block with exactly two commands: the first opens the course
+(``make lab``), the second proves it works (``make test``). Here we check that the first is
+a Makefile target that starts JupyterLab on ``course/00_start_here.ipynb`` (which exists),
+and that the second is what CI runs (``.ci/run``) and runs the whole suite, browser and
+Binder tests included. The Makefile is read through ``make -n`` so that its variables are
+expanded exactly as make expands them.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIRST_NOTEBOOK = "course/00_start_here.ipynb"
+
+
+def quick_start_commands(readme: str) -> list[str]:
+    """Return the command lines of the one fenced ``sh`` block under ``## Quick start``.
+
+    Raises ValueError when the section or its single ``sh`` block is missing.
+
+    >>> quick_start_commands("# X\\n## Quick start\\n\\n```sh\\nmake lab\\nmake test\\n```\\n## Next\\n")
+    ['make lab', 'make test']
+    """
+    section = re.search(r"^## Quick start[ \t]*\n(.*?)(?=^## |\Z)", readme, flags=re.M | re.S)
+    if not section:
+        raise ValueError("README.md has no '## Quick start' section")
+    blocks = re.findall(r"^```(?:sh|bash|console|shell)[ \t]*\n(.*?)^```", section.group(1), flags=re.M | re.S)
+    if len(blocks) != 1:
+        raise ValueError(f"the Quick start should hold exactly one sh block, found {len(blocks)}")
+    return [line.strip().removeprefix("$ ") for line in blocks[0].splitlines()
+            if line.strip() and not line.strip().startswith("#")]
+
+
+def runs_command(script: str, command: str) -> bool:
+    """Whether *command* appears as a whole command in the shell *script* (comments ignored).
+
+    >>> runs_command("set -e\\nif ! make test; then exit 1; fi", "make test")
+    True
+    >>> runs_command('X="$Y --durations=5" make test || status=$?', "make test")
+    True
+    >>> runs_command("# make test\\nmake tests\\necho make test", "make test")
+    False
+    """
+    assignments = r"""(?:\w+=(?:"[^"]*"|'[^']*'|[^\s;&|]*)\s+)*"""  # VAR=value prefixes
+    pattern = rf"(^|[;&|(!]|\bthen|\bdo|\belse)\s*{assignments}{re.escape(command)}\s*($|[;&|)])"
+    return any(re.search(pattern, line.split(" #", 1)[0].strip()) for line in script.splitlines()
+               if not line.lstrip().startswith("#"))
+
+
+def make_dry_run(target: str) -> list[str]:
+    """Return the recipe lines ``make -n TARGET`` would run, variables expanded."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    done = subprocess.run(["make", "-n", target], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"`make -n {target}` failed: the Makefile has no working {target!r} target\n{done.stderr}"
+    return done.stdout.splitlines()
+
+
+@pytest.fixture(scope="module")
+def commands() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    found = quick_start_commands(readme)
+    assert len(found) == 2, f"the Quick start should have exactly two commands (open, test), has {found}"
+    return found
+
+
+def test_quick_start_commands_are_make_targets(commands):
+    for command in commands:
+        words = shlex.split(command)
+        assert words[0] == "make" and len(words) == 2, f"{command!r} is not `make TARGET`"
+
+
+def test_first_command_opens_the_first_chapter_in_jupyterlab(commands):
+    target = shlex.split(commands[0])[1]
+    recipe = make_dry_run(target)
+    launches = [line for line in recipe if re.search(r"\bjupyter(-lab)?\s+lab\b|-m\s+jupyterlab\b", line)]
+    assert launches, f"`make {target}` does not start JupyterLab; it runs:\n" + "\n".join(recipe)
+    assert any(FIRST_NOTEBOOK in shlex.split(line) for line in launches), (
+        f"`make {target}` does not open {FIRST_NOTEBOOK}: {launches}")
+    assert (REPO / FIRST_NOTEBOOK).is_file(), f"{FIRST_NOTEBOOK} does not exist"
+
+
+def test_second_command_is_what_ci_runs(commands):
+    ci_script = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert runs_command(ci_script, commands[1]), f".ci/run does not run the README's test command {commands[1]!r}"
+
+
+def test_second_command_runs_the_whole_suite(commands):
+    target = shlex.split(commands[1])[1]
+    recipe = make_dry_run(target)
+    runs = [line for line in recipe if re.search(r"(-m\s+pytest|\bpytest)\b", line)]
+    assert runs, f"`make {target}` does not run pytest; it runs:\n" + "\n".join(recipe)
+    for line in runs:
+        # Deselecting markers or files here would hide the browser and Binder tests from CI.
+        assert not re.search(r"\s(-m|-k|--deselect|--ignore)\b", line.split("pytest", 1)[1]), (
+            f"`make {target}` narrows the suite: {line}")
+
+
+def test_ci_script_is_strict_bash():
+    ci_script = REPO / ".ci" / "run"
+    text = ci_script.read_text(encoding="utf-8")
+    assert text.startswith("#!/usr/bin/env bash\n")
+    assert "set -euo pipefail" in text
+    done = subprocess.run(["bash", "-n", str(ci_script)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
