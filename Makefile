@@ -17,8 +17,10 @@ $(STAMP): pyproject.toml binder/requirements.txt
 
 install: $(STAMP)
 
+# Serve the repository root, so a chapter's links into exercises/ and edumatcher/ work;
+# Jupyter refuses to run as root without --allow-root (containers, Binder-like sandboxes).
 lab: $(STAMP)
-	$(BIN)/jupyter lab course/00_start_here.ipynb
+	$(BIN)/jupyter lab --ServerApp.root_dir=. $(if $(filter 0,$(shell id -u)),--allow-root) course/00_start_here.ipynb
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -138,6 +138,20 @@ class LabServer:
             body = response.read()
         return json.loads(body) if body else {}
 
+    def wait_until_ready(self, timeout: float) -> None:
+        """Poll ``/api/status`` until it answers; raise :class:`LabStartError` if the server exits or *timeout* passes."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise LabStartError(
+                    f"JupyterLab exited with code {self.process.returncode} before answering.\n{self.log_tail()}")
+            try:
+                self.api("api/status", timeout=2.0)
+                return
+            except (OSError, urllib.error.URLError, ValueError):
+                time.sleep(0.25)
+        raise LabStartError(f"JupyterLab did not answer /api/status within {timeout:.0f} s.\n{self.log_tail()}")
+
     def log_tail(self, lines: int = 40) -> str:
         """Return the last *lines* lines the server wrote (stdout and stderr together)."""
         try:
@@ -216,7 +230,7 @@ def start_lab(
             )
         server = LabServer(process, f"http://{host}:{port}/", token, root, log)
         try:
-            _wait_until_ready(server, timeout)
+            server.wait_until_ready(timeout)
             return server
         except LabStartError as exc:
             server.stop(timeout=10.0)
@@ -224,22 +238,6 @@ def start_lab(
             if "address already in use" not in server.log_tail().lower():
                 break
     raise LabStartError(last_error)
-
-
-def _wait_until_ready(server: LabServer, timeout: float) -> None:
-    """Poll ``/api/status`` until it answers; raise :class:`LabStartError` on exit or timeout."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise LabStartError(
-                f"JupyterLab exited with code {server.process.returncode} before answering.\n{server.log_tail()}"
-            )
-        try:
-            server.api("api/status", timeout=2.0)
-            return
-        except (OSError, urllib.error.URLError, ValueError):
-            time.sleep(0.25)
-    raise LabStartError(f"JupyterLab did not answer /api/status within {timeout:.0f} s.\n{server.log_tail()}")
 
 
 def _wait(process: subprocess.Popen[bytes], timeout: float) -> bool:

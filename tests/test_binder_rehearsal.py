@@ -207,6 +207,10 @@ _DRIVER = textwrap.dedent('''
         notebook.cells.append(nbformat.v4.new_code_cell(PROBE))
         client = NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
                                 resources={"metadata": {"path": path.rpartition("/")[0] or "."}})
+        cell_seconds = {}
+        client.on_cell_execute = lambda cell, cell_index, **_: cell_seconds.__setitem__(cell_index, -time.perf_counter())
+        client.on_cell_executed = lambda cell, cell_index, **_: cell_seconds.__setitem__(
+            cell_index, cell_seconds[cell_index] + time.perf_counter())
         started = time.perf_counter()
         result = {"notebook": path, "errors": [], "probe": None}
         try:
@@ -214,6 +218,9 @@ _DRIVER = textwrap.dedent('''
         except Exception as exc:  # a timeout or a dead kernel: report it, go on with the next
             result["errors"].append(f"{type(exc).__name__}: {str(exc)[-500:]}")
         result["seconds"] = time.perf_counter() - started
+        finished = {i: t for i, t in cell_seconds.items() if t > 0}
+        result["cells_seconds"] = sum(finished.values())
+        result["slowest_cell"] = max(finished.items(), key=lambda item: item[1], default=None)
         for index, cell in enumerate(notebook.cells):
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
@@ -247,13 +254,17 @@ def _run(argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> 
 
 
 def _table(results: list[dict]) -> str:
-    rows = ["| notebook | seconds | peak MiB (kernel) | peak MiB (its largest child) | errors |",
-            "| --- | ---: | ---: | ---: | ---: |"]
+    rows = ["| notebook | seconds | of which in cells | slowest cell (index: s) | peak MiB (kernel) "
+            "| peak MiB (its largest child) | errors |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for result in results:
         probe = result["probe"] or {}
         peak = f"{probe['maxrss_kib'] / 1024:.0f}" if probe else "n/a"
         child = f"{probe['children_maxrss_kib'] / 1024:.0f}" if probe else "n/a"
-        rows.append(f"| {result['notebook']} | {result['seconds']:.1f} | {peak} | {child} | {len(result['errors'])} |")
+        slowest = result.get("slowest_cell")
+        slowest_text = f"{slowest[0]}: {slowest[1]:.1f}" if slowest else "n/a"
+        rows.append(f"| {result['notebook']} | {result['seconds']:.1f} | {result.get('cells_seconds', 0):.1f} "
+                    f"| {slowest_text} | {peak} | {child} | {len(result['errors'])} |")
     return "\n".join(rows)
 
 

@@ -3,20 +3,26 @@
 The Quick start holds one ``sh`` block with exactly two commands: the first opens the course
 (``make lab``), the second proves it works (``make test``). Here we check that the first is
 a Makefile target that starts JupyterLab on ``course/00_start_here.ipynb`` (which exists),
-and that the second is what CI runs (``.ci/run``) and runs the whole suite, browser and
-Binder tests included. The Makefile is read through ``make -n`` so that its variables are
+and that it really serves that chapter when run; and that the second is what CI runs
+(``.ci/run``) and runs the whole suite, browser and Binder tests included. The Makefile is read through ``make -n`` so that its variables are
 expanded exactly as make expands them.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import secrets
 import shlex
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
+
+from edumatcher.lab import LabServer, free_port
 
 REPO = Path(__file__).resolve().parent.parent
 FIRST_NOTEBOOK = "course/00_start_here.ipynb"
@@ -87,6 +93,47 @@ def test_first_command_opens_the_first_chapter_in_jupyterlab(commands):
     assert any(FIRST_NOTEBOOK in shlex.split(line) for line in launches), (
         f"`make {target}` does not open {FIRST_NOTEBOOK}: {launches}")
     assert (REPO / FIRST_NOTEBOOK).is_file(), f"{FIRST_NOTEBOOK} does not exist"
+
+
+@pytest.mark.timeout(180)
+def test_first_command_really_opens_the_first_chapter(commands, tmp_path):
+    """Run the JupyterLab command of ``make lab`` with a stand-in browser; see what it would open.
+
+    The stand-in browser copies the page JupyterLab asks it to open (a redirect file) so the
+    test can read the URL: it must be the first chapter, served from the repository root so
+    that the chapters' links to ``exercises/`` and ``edumatcher/`` work.
+    """
+    pytest.importorskip("jupyterlab")
+    target = shlex.split(commands[0])[1]
+    launch = next(line for line in make_dry_run(target) if re.search(r"\bjupyter(-lab)?\s+lab\b", line))
+    token, port = secrets.token_hex(16), free_port()
+    opened = tmp_path / "opened.html"
+    copy_page = "import shutil, sys, urllib.parse as p; shutil.copy(p.unquote(p.urlparse(sys.argv[1]).path), sys.argv[2])"
+    browser = f"{shlex.quote(sys.executable)} -c {shlex.quote(copy_page)} %s {shlex.quote(str(opened))}"
+    # Options may follow the notebook argument; these only pick the port, token and browser.
+    argv = [*shlex.split(launch), f"--ServerApp.browser={browser}", "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}"]
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_PATH", "JUPYTER_CONFIG_PATH")}
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
+        env[name] = str(tmp_path / name.lower())
+    log = tmp_path / "lab.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=sink,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    server = LabServer(process, f"http://127.0.0.1:{port}/", token, REPO, log)
+    try:
+        server.wait_until_ready(120)
+        deadline = time.monotonic() + 60
+        while not opened.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert opened.exists(), f"`make {target}` never opened a browser\n{server.log_tail()}"
+        assert f"/lab/tree/{FIRST_NOTEBOOK}?" in opened.read_text(encoding="utf-8"), (
+            f"`make {target}` opened something else than {FIRST_NOTEBOOK} at the repository root:\n"
+            f"{opened.read_text(encoding='utf-8')}")
+        chapter = server.api(f"api/contents/{FIRST_NOTEBOOK}?content=0")
+        assert chapter["type"] == "notebook", chapter
+    finally:
+        server.stop()
 
 
 def test_second_command_is_what_ci_runs(commands):

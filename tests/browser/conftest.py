@@ -10,7 +10,7 @@ browser download is never used. Without Chromium or Playwright the tests skip wi
 reason, and ``.ci/run`` turns that skip into a failure in CI.
 
 The copy also holds ``_harness/``: small notebooks made here (a figure and a slider, an
-error, a broken widget, an exercise with its solution) on which the tests prove that the
+error, a kernel that dies, a broken widget, an exercise with its solution) on which the tests prove that the
 checks catch what they claim to catch, before and regardless of the real course.
 """
 
@@ -221,6 +221,11 @@ def write_harness(folder: Path) -> None:
         new_code("x / 0"),
         new_code("print('never reached')"),
     )
+    dies = _notebook(
+        new_code("x = 1"),
+        new_code("import os\nos._exit(1)  # what the kernel does when the memory limit kills it"),
+        new_code("print('never reached')"),
+    )
     broken_widget = _notebook(
         new_code("from IPython.display import display\n"
                  "display({'application/vnd.jupyter.widget-view+json':"
@@ -239,5 +244,6 @@ def write_harness(folder: Path) -> None:
     nbformat.write(good, folder / "figure_and_slider.ipynb")
     nbformat.write(raises, folder / "raises.ipynb")
     nbformat.write(broken_widget, folder / "broken_widget.ipynb")
+    nbformat.write(dies, folder / "dies.ipynb")
     nbformat.write(solution, folder / "solutions" / "00_spread.ipynb")
     nbformat.write(student, folder / "exercises" / "00_spread.ipynb")

@@ -51,6 +51,14 @@ _START_RUN_ALL = f"""
   const panel = ({_FIND_PANEL})(path);
   window.jupyterapp.shell.activateById(panel.id);
   window.__edumatcherRun = {{done: false}};
+  // A kernel that dies (memory limit, segfault) is restarted by JupyterLab and may be idle
+  // again by the time we look: remember every status that says it died.
+  window.__edumatcherKernelTrouble = [];
+  if (window.__edumatcherOnStatus) panel.sessionContext.statusChanged.disconnect(window.__edumatcherOnStatus);
+  window.__edumatcherOnStatus = (_, status) => {{
+    if (['dead', 'autorestarting', 'restarting'].includes(status)) window.__edumatcherKernelTrouble.push(status);
+  }};
+  panel.sessionContext.statusChanged.connect(window.__edumatcherOnStatus);
   window.jupyterapp.commands.execute('notebook:run-all-cells').then(
     (ok) => {{ window.__edumatcherRun = {{done: true, ok: ok}}; }},
     (err) => {{ window.__edumatcherRun = {{done: true, ok: false, error: String(err)}}; }});
@@ -85,7 +93,8 @@ _MODEL_STATE = f"""
     result.push({{index: i, count: cell.executionCount, outputs: outputs}});
   }}
   const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
-  return {{cells: result, run: window.__edumatcherRun || null, kernel: kernel ? kernel.status : null}};
+  return {{cells: result, run: window.__edumatcherRun || null, kernel: kernel ? kernel.status : null,
+           trouble: window.__edumatcherKernelTrouble || []}};
 }}
 """
 
@@ -185,6 +194,7 @@ class RunReport:
     errors: list[str] = field(default_factory=list)
     stderr: list[str] = field(default_factory=list)
     kernel_status: str | None = None
+    kernel_trouble: list[str] = field(default_factory=list)
     image_outputs: int = 0
     widget_outputs: int = 0
     dom: dict = field(default_factory=dict)
@@ -194,7 +204,10 @@ class RunReport:
         found = []
         if not self.finished:
             found.append("the run did not finish in time")
-        if self.kernel_status != "idle":
+        if self.kernel_trouble:
+            found.append(f"the kernel died during the run (statuses seen: {', '.join(self.kernel_trouble)})")
+        # 'busy' is fine here: after a run, widgets and the editor still send the kernel requests.
+        elif self.kernel_status not in ("idle", "busy"):
             found.append(f"the kernel ended the run {self.kernel_status or 'gone'} (out of memory?)")
         found += [f"error output: {e}" for e in self.errors]
         found += [f"traceback on screen: {t[:300]!r}" for t in self.dom.get("tracebacks", [])]
@@ -247,7 +260,8 @@ class NotebookPage:
 
     def _report(self, seconds: float, finished: bool) -> RunReport:
         model = self.page.evaluate(_MODEL_STATE, self.path)
-        report = RunReport(self.path, seconds, finished, code_cells=len(model["cells"]), kernel_status=model["kernel"])
+        report = RunReport(self.path, seconds, finished, code_cells=len(model["cells"]), kernel_status=model["kernel"],
+                           kernel_trouble=model["trouble"])
         for cell in model["cells"]:
             if cell["count"] is None:
                 report.unexecuted.append(cell["index"])

@@ -107,6 +107,13 @@ def test_harness_error_is_reported(browser_context, lab_server):
     assert any(p.startswith("code cells never executed") for p in problems)
 
 
+def test_harness_dead_kernel_is_reported(browser_context, lab_server):
+    page, report = _open_and_run(browser_context, lab_server, "_harness/dies.ipynb")
+    page.close()
+    problems = report.problems(expect_widgets=False, expect_figures=False)
+    assert any(p.startswith("the kernel died during the run") for p in problems), problems
+
+
 def test_harness_broken_widget_is_reported(browser_context, lab_server):
     page, report = _open_and_run(browser_context, lab_server, "_harness/broken_widget.ipynb")
     page.close()
