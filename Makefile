@@ -7,12 +7,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: lab test install lint clean
 
-# binder/requirements.txt pins the course's runtime packages; installing under it as a
-# constraint makes the tests run on exactly the versions Binder gives students.
+# binder/requirements.txt pins the course's runtime packages for the Python that
+# binder/runtime.txt names; installing under it as a constraint makes the tests run on
+# exactly the versions Binder gives students. Those pins need that Python, so another
+# one (3.10, say) gets the newest versions that pyproject.toml allows instead.
+PINS = $(shell $(PYTHON) -c 'import sys; want = open("binder/runtime.txt").read().strip().removeprefix("python-"); print("-c binder/requirements.txt" if "%d.%d" % sys.version_info[:2] == want else "")' 2>/dev/null)
+
 $(STAMP): pyproject.toml binder/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c binder/requirements.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet $(PINS) -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)

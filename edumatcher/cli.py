@@ -1,7 +1,7 @@
 """The ``edumatcher`` command line: a thin layer over the library.
 
 Each subcommand lives in the module that does its work and registers itself
-here through a ``add_<name>_parser(subparsers)`` function. Library errors that
+here: ``bench.add_bench_parser`` and ``grading.cli.add_parsers``. Library errors that
 are the user's mistake (``CliError``) become one ``Error: ...`` line and exit 1.
 """
 
@@ -21,6 +21,7 @@ class CliError(Exception):
 def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with every subcommand registered."""
     from . import bench
+    from .grading import cli as grading_cli
 
     parser = argparse.ArgumentParser(
         prog="python -m edumatcher",
@@ -28,12 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     bench.add_bench_parser(sub)
-    for module_name in ("edumatcher.grading.cli",):
-        try:
-            module = __import__(module_name, fromlist=["add_parsers"])
-        except ImportError:
-            continue
-        module.add_parsers(sub)
+    grading_cli.add_parsers(sub)
     return parser
 
 

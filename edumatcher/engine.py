@@ -127,7 +127,7 @@ class Engine:
     ``decimals``: price places on the wire (tick = 10**-decimals, 0 to 12).
     ``clock``: ns timestamps for messages and snapshot throttling (one call per
     handled message). ``gc_policy``: a ``GcPolicy`` (or anything with
-    ``start``/``stop``/``tick(idle)``/``started``) driven by ``run``.
+    ``start``/``arm_freeze``/``stop``/``tick(idle)``/``started``) driven by ``run``.
     ``snapshot_interval_ns``: least time between two published snapshots of one
     book. ``metrics``: an ``EngineMetrics`` (a fresh one by default).
     ``book_factory``: ``symbol -> book`` (``OrderBook`` by default; the
@@ -472,18 +472,18 @@ class Engine:
         policy = self.gc_policy
         monitor_here = not monitor.installed
         policy_here = policy is not None and not policy.started
-        monitor.install()
-        if policy_here:
-            policy.start()
-            # This engine has no trading sessions: continuous trading starts with the run.
-            policy.arm_freeze()
         tick = policy.tick if policy is not None else None
         poll, send_many, handle = source.poll, sink.send_many, self.handle
         dirty = self._dirty
         perf_ns = time.perf_counter_ns
         n = metrics.messages
         limit = -1 if max_messages is None else n + max_messages
-        try:
+        try:  # from here on, whatever happens, the collector and gc.callbacks are put back
+            monitor.install()
+            if policy_here:
+                policy.start()
+                # This engine has no trading sessions: continuous trading starts with the run.
+                policy.arm_freeze()
             while n != limit:
                 payload = poll()
                 if payload is None:  # idle: nothing waiting, a good moment for housekeeping

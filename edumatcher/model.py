@@ -140,9 +140,10 @@ def _explain_from_dict_error(d: dict[str, Any]) -> None:
             raise OrderRejected(RejectReason.MISSING_FIELD, f"field {field!r} is required")
     _enum(SIDE_BY_VALUE, d["side"], "side")
     _enum(ORDER_TYPE_BY_VALUE, d["order_type"], "order_type")
-    _enum(TIF_BY_VALUE, d.get("tif", "GTC"), "tif")
-    _enum(SELF_MATCH_BY_VALUE, d.get("smp", "NONE"), "smp")
-    _enum(STATUS_BY_VALUE, d.get("status", "NEW"), "status")
+    for table, field, default in ((TIF_BY_VALUE, "tif", "GTC"), (SELF_MATCH_BY_VALUE, "smp", "NONE"),
+                                  (STATUS_BY_VALUE, "status", "NEW")):
+        value = d.get(field)
+        _enum(table, default if value is None else value, field)
     raise AssertionError(f"Order.from_dict failed on {d!r} for no reason it knows")  # pragma: no cover
 
 
@@ -193,10 +194,14 @@ class Order:
             o.symbol = d["symbol"]
             o.side = SIDE_BY_VALUE[d["side"]]
             o.order_type = ORDER_TYPE_BY_VALUE[d["order_type"]]
-            o.tif = TIF_BY_VALUE[get("tif", "GTC")]
+            # An optional field sent as None means "absent", as it does for price.
+            tif = get("tif")
+            o.tif = TIF_BY_VALUE["GTC" if tif is None else tif]
             o.qty = d["qty"]
-            o.smp = SELF_MATCH_BY_VALUE[get("smp", "NONE")]
-            o.status = STATUS_BY_VALUE[get("status", "NEW")]
+            smp = get("smp")
+            o.smp = SELF_MATCH_BY_VALUE["NONE" if smp is None else smp]
+            status = get("status")
+            o.status = STATUS_BY_VALUE["NEW" if status is None else status]
         except (KeyError, TypeError):
             _explain_from_dict_error(d)  # raises OrderRejected naming the field
         o.price = get("price")

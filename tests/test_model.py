@@ -124,3 +124,9 @@ def test_slots_catch_a_misspelt_field() -> None:
     order = Order.from_dict({"id": "a", "symbol": "XYZ", "side": "BUY", "order_type": "LIMIT", "qty": 1, "price": 1})
     with pytest.raises(AttributeError):
         order.remaning_qty = 0  # type: ignore[attr-defined]
+
+
+def test_optional_enum_fields_sent_as_none_mean_absent() -> None:
+    order = Order.from_dict({"id": "a", "symbol": "X", "side": "BUY", "order_type": "LIMIT", "qty": 1,
+                             "price": 5, "tif": None, "smp": None, "status": None})
+    assert (order.tif, order.smp, order.status) == (TIF.GTC, SelfMatch.NONE, OrderStatus.NEW)
