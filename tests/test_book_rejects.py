@@ -164,7 +164,7 @@ def test_an_ended_id_may_be_reused_but_a_live_one_may_not() -> None:
 @pytest.mark.parametrize(
     ("field", "value"),
     [("side", "UP"), ("order_type", "ICEBERG"), ("tif", "GTD"), ("smp", "ALWAYS"), ("status", "DONE"), ("side", 1),
-     ("tif", None), ("side", ["BUY"])],
+     ("side", None), ("side", ["BUY"])],
 )
 def test_from_dict_refuses_unknown_enum_strings(field: str, value: Any) -> None:
     d = {"id": "x", "symbol": SYM, "side": "BUY", "order_type": "LIMIT", "qty": 1, "price": 5, "owner": "o", field: value}
