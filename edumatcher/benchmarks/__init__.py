@@ -7,6 +7,23 @@ its output with the method and the interpreter.
 
 from __future__ import annotations
 
+import sys
+
+
+def say(text: str = "") -> None:
+    """Print one line of a benchmark's output at once (flushed, so progress shows while it runs)."""
+    print(text, flush=True)
+
+
+def peak_rss_mib() -> float | None:
+    """Peak resident set size of this process in MiB, or None where ``resource`` is missing (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # macOS reports bytes, Linux KiB
+
 
 def resolve_repeat(repeat: int | None) -> int:
     """Return the number of timed passes for ``--repeat`` (None: ``measure.MIN_REPEAT``); refuse fewer.

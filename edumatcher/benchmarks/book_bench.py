@@ -29,7 +29,6 @@ Method
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -47,7 +46,7 @@ from ..measure import (
     machine,
     table,
 )
-from . import resolve_repeat
+from . import peak_rss_mib, resolve_repeat, say
 
 __all__ = ["run", "FULL_OPS", "QUICK_OPS", "NAIVE_OPS", "QUICK_NAIVE_OPS", "TARGET_RATIO"]
 
@@ -59,10 +58,6 @@ TARGET_RATIO = 0.6
 """The issue's target for OrderBook ops/s over BareBook ops/s."""
 
 Tally = workloads.Tally
-
-
-def _say(text: str = "") -> None:
-    print(text, flush=True)
 
 
 def _load_books() -> tuple[type, type, type]:
@@ -98,7 +93,7 @@ class _PassLog:
         assert isinstance(tally, Tally)
         which = "warm-up" if record.warmup else f"pass {record.round + 1}/{self.total_rounds}"
         self.tallies.setdefault(record.label, []).append((which, tally))
-        _say(f"      {which:<11} {record.label:<10} {format_seconds(record.seconds):>9}   trades {tally.trades:,}")
+        say(f"      {which:<11} {record.label:<10} {format_seconds(record.seconds):>9}   trades {tally.trades:,}")
 
 
 def _tally_problems(log: _PassLog, labels: list[str]) -> list[str]:
@@ -115,23 +110,13 @@ def _tally_problems(log: _PassLog, labels: list[str]) -> list[str]:
 
 def _race(contenders: list[Pass], repeat: int, progress_title: str) -> tuple[list[Measurement], list[str], dict[str, Tally]]:
     """Time the contenders interleaved; return measurements, mismatches, each one's first tally."""
-    _say(progress_title)
+    say(progress_title)
     log = _PassLog(repeat)
     started = time.perf_counter()
     results = interleave(contenders, repeat=repeat, warmup=1, gc=False, on_pass=log)
-    _say(f"      done in {time.perf_counter() - started:.1f} s")
+    say(f"      done in {time.perf_counter() - started:.1f} s")
     labels = [c.label for c in contenders]
     return results, _tally_problems(log, labels), {label: log.tallies[label][0][1] for label in labels}
-
-
-def _peak_rss() -> str:
-    try:
-        import resource
-    except ImportError:  # Windows
-        return "not available on this platform"
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    peak_bytes = peak if sys.platform == "darwin" else peak * 1024  # macOS reports bytes, Linux KiB
-    return f"{peak_bytes / 2**20:,.0f} MiB (max resident set size of this process)"
 
 
 def _ratio(full: Measurement, bare: Measurement) -> tuple[float, float, float]:
@@ -152,24 +137,24 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     n_naive = QUICK_NAIVE_OPS if quick else NAIVE_OPS
     order_book, bare_book, naive_book = _load_books()
 
-    _say("bench book: OrderBook (full) against BareBook (bare heaps), then NaiveBook" + (" [--quick]" if quick else ""))
-    _say("method:")
-    _say(f"  workload   standard({n_ops:,}, seed={seed}): ~70 % new GTC limits within ±20 ticks of {workloads.MID:,},")
-    _say("             both sides, qty 1-100; ~30 % cancels of random live orders")
-    _say("  sample     one pass over the whole workload on a new book; fresh Order objects built")
-    _say("             before the clock starts, book torn down after it stops")
-    _say(f"  schedule   interleaved A B A B ..., 1 warm-up pass each, then {repeat} timed passes each")
-    _say("  collector  off while timing, young objects collected between passes (its cost is `bench gc`'s subject)")
-    _say("  figures    median ops/s over the passes (min–max); ratio full/bare of the medians")
-    _say(f"interpreter: {interpreter()}")
-    _say(f"machine:     {machine()}")
-    _say()
+    say("bench book: OrderBook (full) against BareBook (bare heaps), then NaiveBook" + (" [--quick]" if quick else ""))
+    say("method:")
+    say(f"  workload   standard({n_ops:,}, seed={seed}): ~70 % new GTC limits within ±20 ticks of {workloads.MID:,},")
+    say("             both sides, qty 1-100; ~30 % cancels of random live orders")
+    say("  sample     one pass over the whole workload on a new book; fresh Order objects built")
+    say("             before the clock starts, book torn down after it stops")
+    say(f"  schedule   interleaved A B A B ..., 1 warm-up pass each, then {repeat} timed passes each")
+    say("  collector  off while timing, young objects collected between passes (its cost is `bench gc`'s subject)")
+    say("  figures    median ops/s over the passes (min–max); ratio full/bare of the medians")
+    say(f"interpreter: {interpreter()}")
+    say(f"machine:     {machine()}")
+    say()
 
-    _say(f"[1/4] building the standard workload: {n_ops:,} operations, seed {seed} ...")
+    say(f"[1/4] building the standard workload: {n_ops:,} operations, seed {seed} ...")
     started = time.perf_counter()
     ops = workloads.standard(n_ops, seed)
     kinds = workloads.composition(ops)
-    _say(f"      done in {time.perf_counter() - started:.1f} s: {kinds[workloads.NEW]:,} new orders, "
+    say(f"      done in {time.perf_counter() - started:.1f} s: {kinds[workloads.NEW]:,} new orders, "
          f"{kinds[workloads.CANCEL]:,} cancels")
 
     (full, bare), problems, tallies = _race(
@@ -179,23 +164,23 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     )
     del ops  # the NaiveBook phase needs only a prefix; give the memory back
 
-    _say("[3/4] results")
+    say("[3/4] results")
     for line in str(table([full, bare])).splitlines():
-        _say(f"      {line}")
+        say(f"      {line}")
     for m in (full, bare):
         slow, fast = m.rate_range
-        _say(f"      {m.label:<10} {format_rate(m.rate):>14}   (min–max {format_rate(slow)}–{format_rate(fast)})")
+        say(f"      {m.label:<10} {format_rate(m.rate):>14}   (min–max {format_rate(slow)}–{format_rate(fast)})")
     ratio, low, high = _ratio(full, bare)
-    _say(f"      ratio full/bare (OrderBook ops/s / BareBook ops/s): {ratio:.2f}   (pass-to-pass range {low:.2f}–{high:.2f})")
-    _say(f"      verdict: {compare(full, bare).verdict}")
+    say(f"      ratio full/bare (OrderBook ops/s / BareBook ops/s): {ratio:.2f}   (pass-to-pass range {low:.2f}–{high:.2f})")
+    say(f"      verdict: {compare(full, bare).verdict}")
     met = "met" if ratio >= TARGET_RATIO else "NOT met"
-    _say(f"      target (issue): full/bare >= {TARGET_RATIO:.2f}; this run: {ratio:.2f}, {met}")
+    say(f"      target (issue): full/bare >= {TARGET_RATIO:.2f}; this run: {ratio:.2f}, {met}")
     if low < TARGET_RATIO <= high:
-        _say("      (the pass-to-pass range straddles the target: this run cannot settle it; rerun on a quieter machine)")
+        say("      (the pass-to-pass range straddles the target: this run cannot settle it; rerun on a quieter machine)")
     full_tally, bare_tally = tallies["OrderBook"], tallies["BareBook"]
-    _say(f"      trades: OrderBook {full_tally.trades:,}, BareBook {bare_tally.trades:,}"
+    say(f"      trades: OrderBook {full_tally.trades:,}, BareBook {bare_tally.trades:,}"
          + ("   !!! MISMATCH (details at the end)" if problems else " (agree, on every pass)"))
-    _say(f"      cancels that found their order: OrderBook {full_tally.cancelled:,}, BareBook {bare_tally.cancelled:,}"
+    say(f"      cancels that found their order: OrderBook {full_tally.cancelled:,}, BareBook {bare_tally.cancelled:,}"
          f"; that missed (already filled): {full_tally.cancel_misses:,}, {bare_tally.cancel_misses:,}")
 
     naive_ops = workloads.standard(n_naive, seed)  # the same flow's first n_naive operations
@@ -205,23 +190,24 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
         f"[4/4] NaiveBook against OrderBook on the first {n_naive:,} operations, interleaved: 1 warm-up + {repeat} passes each ...",
     )
     for line in str(table([naive, full_small])).splitlines():
-        _say(f"      {line}")
+        say(f"      {line}")
     slowdown = naive.median / full_small.median
-    _say(f"      NaiveBook is {slowdown:.1f}x slower than OrderBook on {n_naive:,} operations "
+    say(f"      NaiveBook is {slowdown:.1f}x slower than OrderBook on {n_naive:,} operations "
          f"({format_rate(naive.rate)} against {format_rate(full_small.rate)})")
-    _say(f"      trades: NaiveBook {naive_tallies['NaiveBook'].trades:,}, OrderBook {naive_tallies['OrderBook'].trades:,}"
+    say(f"      trades: NaiveBook {naive_tallies['NaiveBook'].trades:,}, OrderBook {naive_tallies['OrderBook'].trades:,}"
          + ("   !!! MISMATCH (details at the end)" if naive_problems else " (agree, on every pass)"))
-    _say(f"      verdict: {compare(naive, full_small).verdict}")
+    say(f"      verdict: {compare(naive, full_small).verdict}")
     problems += naive_problems
 
-    _say()
-    _say(f"peak memory: {_peak_rss()}")
+    say()
+    peak = peak_rss_mib()
+    say("peak memory: " + ("not available on this platform" if peak is None else f"{peak:,.0f} MiB (max resident set size of this process)"))
     if problems:
         shown = 6
         for line in problems[:shown]:
-            _say(f"!!! {line}")
+            say(f"!!! {line}")
         if len(problems) > shown:
-            _say(f"!!! ... and {len(problems) - shown} more passes that disagree")
-        _say("!!! MISMATCH: the books disagree, so the timings above compare different work. Exit code 1.")
+            say(f"!!! ... and {len(problems) - shown} more passes that disagree")
+        say("!!! MISMATCH: the books disagree, so the timings above compare different work. Exit code 1.")
         return 1
     return 0

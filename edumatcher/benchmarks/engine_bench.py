@@ -50,7 +50,7 @@ from ..messages import CODEC
 from ..metrics import SAMPLE_EVERY, EngineMetrics, nearest_rank
 from ..model import RejectReason
 from ..sinks import DiscardingSink, IterableSource
-from . import resolve_repeat
+from . import resolve_repeat, say
 
 __all__ = ["run", "FULL_MESSAGES", "QUICK_MESSAGES", "TARGET_MESSAGES_PER_S", "QUOTED_SEED_000"]
 
@@ -60,15 +60,6 @@ TARGET_MESSAGES_PER_S = 150_000
 """The issue's target for the full message path on this 2-core machine (reported, never enforced)."""
 QUOTED_SEED_000 = "42,000-45,000 orders/s (quoted, seed 000 §11.1, CPython 3.14: the larger engine's test-perf figure once its benchmark was fixed)"
 DECIMALS = 2
-
-
-def _say(text: str = "") -> None:
-    print(text, flush=True)
-
-
-def _wire(ticks: int) -> str:
-    whole, frac = divmod(ticks, 10**DECIMALS)
-    return f"{whole}.{frac:0{DECIMALS}d}"
 
 
 def _load() -> tuple[type, type, type]:
@@ -134,15 +125,15 @@ class _Log:
         self.outcomes.setdefault(record.label, []).append(outcome)
         which = "warm-up" if record.warmup else f"pass {record.round + 1}/{self.rounds}"
         rate = format_rate(self.ops[record.label] / record.seconds, "/s") if record.seconds else "?"
-        _say(f"      {which:<11} {record.label:<22} {format_seconds(record.seconds):>9}  {rate:>12}   trades {outcome[0]:,}")
+        say(f"      {which:<11} {record.label:<22} {format_seconds(record.seconds):>9}  {rate:>12}   trades {outcome[0]:,}")
 
 
 def _race(contenders: list[Pass], repeat: int, title: str) -> tuple[list[Measurement], _Log]:
-    _say(title)
+    say(title)
     log = _Log(repeat, {c.label: c.ops_per_call for c in contenders})
     started = time.perf_counter()
     results = interleave(contenders, repeat=repeat, warmup=1, gc=False, on_pass=log)
-    _say(f"      done in {time.perf_counter() - started:.1f} s")
+    say(f"      done in {time.perf_counter() - started:.1f} s")
     return results, log
 
 
@@ -171,22 +162,22 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     n = QUICK_MESSAGES if quick else FULL_MESSAGES
     engine_class, order_book, bare_book = _load()
 
-    _say("bench engine: the full message path (bytes in, bytes out) against the books alone" + (" [--quick]" if quick else ""))
-    _say("method:")
-    _say(f"  workload   steady_state({n:,}, seed={seed}): limit orders around {workloads.MID:,} ticks, 10 % IOC/market,")
-    _say("             cancels, rare cancel_owner; every operation pre-encoded into its payload before timing")
-    _say("  sample     one pass: a new Engine runs its loop over all payloads into a discarding sink")
-    _say("  against    the same operations applied directly to an OrderBook (no decode/encode, no spec checks);")
-    _say("             then the standard workload (GTC limits + cancels) against BareBook")
-    _say(f"  schedule   interleaved A B A B ..., 1 warm-up pass each, then {repeat} timed passes each")
-    _say("  collector  off while timing (as in bench book; its cost is bench gc's subject)")
-    _say(f"  latency    one message in {SAMPLE_EVERY} timed by the engine itself; nearest-rank percentiles over all timed passes")
-    _say(f"interpreter: {interpreter()}")
-    _say(f"machine:     {machine()}")
-    _say(f"codec:       {CODEC.name}")
-    _say()
+    say("bench engine: the full message path (bytes in, bytes out) against the books alone" + (" [--quick]" if quick else ""))
+    say("method:")
+    say(f"  workload   steady_state({n:,}, seed={seed}): limit orders around {workloads.MID:,} ticks, 10 % IOC/market,")
+    say("             cancels, rare cancel_owner; every operation pre-encoded into its payload before timing")
+    say("  sample     one pass: a new Engine runs its loop over all payloads into a discarding sink")
+    say("  against    the same operations applied directly to an OrderBook (no decode/encode, no spec checks);")
+    say("             then the standard workload (GTC limits + cancels) against BareBook")
+    say(f"  schedule   interleaved A B A B ..., 1 warm-up pass each, then {repeat} timed passes each")
+    say("  collector  off while timing (as in bench book; its cost is bench gc's subject)")
+    say(f"  latency    one message in {SAMPLE_EVERY} timed by the engine itself; nearest-rank percentiles over all timed passes")
+    say(f"interpreter: {interpreter()}")
+    say(f"machine:     {machine()}")
+    say(f"codec:       {CODEC.name}")
+    say()
 
-    _say(f"[1/4] building and encoding the workloads: {n:,} operations each, seed {seed} ...")
+    say(f"[1/4] building and encoding the workloads: {n:,} operations each, seed {seed} ...")
     started = time.perf_counter()
     steady_ops = workloads.steady_state(n, seed)
     steady_payloads = workloads.encode_workload(steady_ops)
@@ -194,7 +185,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     standard_payloads = workloads.encode_workload(standard_ops)
     size = sum(map(len, steady_payloads)) / len(steady_payloads)
     kinds = workloads.composition(steady_ops)
-    _say(f"      done in {time.perf_counter() - started:.1f} s; steady: {kinds[workloads.NEW]:,} new orders, "
+    say(f"      done in {time.perf_counter() - started:.1f} s; steady: {kinds[workloads.NEW]:,} new orders, "
          f"{kinds[workloads.CANCEL]:,} cancels, {kinds[workloads.CANCEL_OWNER]:,} cancel_owner; mean payload {size:.0f} bytes")
 
     (engine_m, book_m), log = _race(
@@ -205,7 +196,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     problems = _mismatches(log, engine_m.label, book_m.label)
     latencies = sorted(log.latencies_ns)
 
-    _say("[3/4] standard workload (GTC limits + cancels only): Engine and BareBook ...")
+    say("[3/4] standard workload (GTC limits + cancels only): Engine and BareBook ...")
     (engine_std, bare_m), log_std = _race(
         [_engine_pass("Engine (message path)", engine_class, standard_payloads), _book_pass("BareBook (direct)", bare_book, standard_ops)],
         repeat,
@@ -213,31 +204,31 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     )
     problems += _mismatches(log_std, engine_std.label, bare_m.label)
 
-    _say("[4/4] results")
-    _say("  steady workload")
-    _say(f"      {_rate_line(engine_m, 'msg/s')}")
-    _say(f"      {_rate_line(book_m, 'ops/s')}")
-    _say(f"      message path: the engine handles {engine_m.rate / book_m.rate:.2f}x the book's rate "
+    say("[4/4] results")
+    say("  steady workload")
+    say(f"      {_rate_line(engine_m, 'msg/s')}")
+    say(f"      {_rate_line(book_m, 'ops/s')}")
+    say(f"      message path: the engine handles {engine_m.rate / book_m.rate:.2f}x the book's rate "
          f"(book alone {book_m.rate / engine_m.rate:.2f}x faster; {format_seconds(engine_m.per_op - book_m.per_op)} "
          "per message spent outside matching)")
     if latencies:
         p50, p99, p999 = (nearest_rank(latencies, p) / 1000 for p in (50, 99, 99.9))
-        _say(f"      handling latency over {len(latencies):,} samples: p50 {p50:.1f} µs, p99 {p99:.1f} µs, "
+        say(f"      handling latency over {len(latencies):,} samples: p50 {p50:.1f} µs, p99 {p99:.1f} µs, "
              f"p99.9 {p999:.1f} µs, max {latencies[-1] / 1000:.1f} µs")
-    _say("  standard workload (GTC limits + cancels)")
-    _say(f"      {_rate_line(engine_std, 'msg/s')}")
-    _say(f"      {_rate_line(bare_m, 'ops/s')}")
-    _say(f"      ratio Engine msg/s / BareBook ops/s: {engine_std.rate / bare_m.rate:.2f}")
+    say("  standard workload (GTC limits + cancels)")
+    say(f"      {_rate_line(engine_std, 'msg/s')}")
+    say(f"      {_rate_line(bare_m, 'ops/s')}")
+    say(f"      ratio Engine msg/s / BareBook ops/s: {engine_std.rate / bare_m.rate:.2f}")
     met = "met" if engine_m.rate >= TARGET_MESSAGES_PER_S else "NOT met"
-    _say(f"  target (issue): >= {TARGET_MESSAGES_PER_S:,} msg/s on the steady workload; this run: "
+    say(f"  target (issue): >= {TARGET_MESSAGES_PER_S:,} msg/s on the steady workload; this run: "
          f"{engine_m.rate:,.0f} msg/s (slowest pass {engine_m.rate_range[0]:,.0f}), {met}")
-    _say(f"  for scale: {QUOTED_SEED_000}")
+    say(f"  for scale: {QUOTED_SEED_000}")
     for m in (engine_m, book_m, engine_std, bare_m):
         for warning in m.warnings:
-            _say(f"  WARNING ({m.label}): {warning}")
+            say(f"  WARNING ({m.label}): {warning}")
     if problems:
         for line in problems:
-            _say(f"!!! {line}")
-        _say("!!! MISMATCH: the engine and the book disagree, so the timings compare different work. Exit code 1.")
+            say(f"!!! {line}")
+        say("!!! MISMATCH: the engine and the book disagree, so the timings compare different work. Exit code 1.")
         return 1
     return 0

@@ -46,9 +46,7 @@ Method
 from __future__ import annotations
 
 import gc
-import resource
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -59,7 +57,7 @@ from ..cli import CliError
 from ..gc_policy import FREEZE_DELAY_S, GcPolicy
 from ..measure import Pass, PassRecord, format_rate, interleave, interpreter, machine
 from ..metrics import GcMonitor, nearest_rank
-from . import resolve_repeat
+from . import peak_rss_mib, resolve_repeat, say
 
 __all__ = [
     "run", "RAMP_RESTING", "STEADY_MESSAGES", "QUICK_RAMP_RESTING", "QUICK_STEADY_MESSAGES",
@@ -94,10 +92,6 @@ QUOTED_SEED_000 = (
 DEFAULT = "default collector"
 POLICY = "GcPolicy"
 PHASES = ("ramp", "steady")
-
-
-def _say(text: str = "") -> None:
-    print(text, flush=True)
 
 
 # ---------------------------------------------------------------- the workload
@@ -370,11 +364,6 @@ def _table(results: dict[str, list[PassResult]]) -> list[str]:
             for r in rows]
 
 
-def _peak_rss_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
-
-
 def _collector_state() -> tuple[tuple[int, ...], bool, int]:
     return gc.get_threshold(), gc.isenabled(), gc.get_freeze_count()
 
@@ -395,26 +384,26 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     n_steady = QUICK_STEADY_MESSAGES if quick else STEADY_MESSAGES
     found = _collector_state()
 
-    _say("bench gc: an opening ramp then a steady stream, default collector vs GcPolicy" + (" [--quick]" if quick else ""))
-    _say("method:")
-    _say(f"  workload   opening_ramp({n_ramp:,}, seed={seed}): non-crossing GTC limits that stay resting; then")
-    _say(f"             steady_state({n_steady:,}, seed={seed}, depth={STEADY_DEPTH:,}) on the same book (ids renamed,")
-    _say("             cancel_owner left out); every message pre-encoded into its payload before timing")
-    _say("  timing     every message: perf_counter_ns around Engine.handle (handling time, not queueing)")
-    _say(f"  contenders '{DEFAULT}' (as the interpreter set it) and '{POLICY}' (started before the ramp,")
-    _say(f"             freeze armed at the open, due {FREEZE_DELAY_S:g} s of market time later = the end of the ramp)")
-    _say(f"  lulls      an idle tick after the ramp and every {LULL_EVERY:,} steady messages (no-op for the default)")
-    _say(f"  schedule   interleaved passes, 1 warm-up each, then {repeat} timed passes each; median (min–max) over passes")
-    _say(f"interpreter: {interpreter()}")
-    _say(f"machine:     {machine()}")
-    _say(f"collector:   thresholds {found[0]}, {'enabled' if found[1] else 'disabled'}, {found[2]} objects frozen")
-    _say()
+    say("bench gc: an opening ramp then a steady stream, default collector vs GcPolicy" + (" [--quick]" if quick else ""))
+    say("method:")
+    say(f"  workload   opening_ramp({n_ramp:,}, seed={seed}): non-crossing GTC limits that stay resting; then")
+    say(f"             steady_state({n_steady:,}, seed={seed}, depth={STEADY_DEPTH:,}) on the same book (ids renamed,")
+    say("             cancel_owner left out); every message pre-encoded into its payload before timing")
+    say("  timing     every message: perf_counter_ns around Engine.handle (handling time, not queueing)")
+    say(f"  contenders '{DEFAULT}' (as the interpreter set it) and '{POLICY}' (started before the ramp,")
+    say(f"             freeze armed at the open, due {FREEZE_DELAY_S:g} s of market time later = the end of the ramp)")
+    say(f"  lulls      an idle tick after the ramp and every {LULL_EVERY:,} steady messages (no-op for the default)")
+    say(f"  schedule   interleaved passes, 1 warm-up each, then {repeat} timed passes each; median (min–max) over passes")
+    say(f"interpreter: {interpreter()}")
+    say(f"machine:     {machine()}")
+    say(f"collector:   thresholds {found[0]}, {'enabled' if found[1] else 'disabled'}, {found[2]} objects frozen")
+    say()
 
-    _say(f"[1/3] building and encoding the workload: {n_ramp:,} + {n_steady:,} operations, seed {seed} ...")
+    say(f"[1/3] building and encoding the workload: {n_ramp:,} + {n_steady:,} operations, seed {seed} ...")
     started = time.perf_counter()
     ramp = workloads.encode_workload(workloads.opening_ramp(n_ramp, seed))
     steady = workloads.encode_workload(steady_ops(n_steady, seed))
-    _say(f"      done in {time.perf_counter() - started:.1f} s; {len(ramp):,} ramp and {len(steady):,} steady payloads, "
+    say(f"      done in {time.perf_counter() - started:.1f} s; {len(ramp):,} ramp and {len(steady):,} steady payloads, "
          f"mean {sum(map(len, steady)) / max(len(steady), 1):.0f} bytes")
 
     def prepare() -> Any:
@@ -432,13 +421,13 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
         which = "warm-up" if record.warmup else f"pass {record.round + 1}/{repeat}"
         ramp_s, steady_s = r.phases["ramp"], r.phases["steady"]
         freeze = f", freeze {_us(r.freeze_ns)} µs at the lull" if r.freeze_ns is not None else ""
-        _say(f"      {which:<10} {r.label:<18} ramp {ramp_s.seconds:5.1f} s (max {_us(ramp_s.max)} µs, "
+        say(f"      {which:<10} {r.label:<18} ramp {ramp_s.seconds:5.1f} s (max {_us(ramp_s.max)} µs, "
              f"{ramp_s.live_orders:,} resting){freeze}; steady {steady_s.seconds:5.1f} s (max {_us(steady_s.max)} µs, "
              f"longest pause {_us(steady_s.longest_pause)} µs)")
         if not record.warmup:
             results[r.label].append(r)
 
-    _say("[2/3] passes (each: ramp, lull, steady) ...")
+    say("[2/3] passes (each: ramp, lull, steady) ...")
     started = time.perf_counter()
     try:
         measurements = interleave([contender(False), contender(True)], repeat=repeat, warmup=1, gc=True, on_pass=on_pass)
@@ -448,42 +437,43 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
             gc.unfreeze()
         gc.set_threshold(*found[0])
         (gc.enable if found[1] else gc.disable)()
-    _say(f"      done in {time.perf_counter() - started:.1f} s")
+    say(f"      done in {time.perf_counter() - started:.1f} s")
     restored = _collector_state() == found
 
-    _say()
-    _say("[3/3] results: handling latency per message in µs, median over passes (min–max)")
-    _say("      'max ex gc': the max once each message's collection time is subtracted (what is left is the")
-    _say("      code and the machine: on a shared machine, time slices lost to other processes);")
-    _say("      'longest pause' and 'collections' count collections on the message path only")
+    say()
+    say("[3/3] results: handling latency per message in µs, median over passes (min–max)")
+    say("      'max ex gc': the max once each message's collection time is subtracted (what is left is the")
+    say("      code and the machine: on a shared machine, time slices lost to other processes);")
+    say("      'longest pause' and 'collections' count collections on the message path only")
     for line in _table(results):
-        _say("      " + line)
+        say("      " + line)
     policy_passes, default_passes = results[POLICY], results[DEFAULT]
     freezes = [p.freeze_ns for p in policy_passes if p.freeze_ns is not None]
     if freezes:
-        _say(f"      GcPolicy's freeze (full collection + gc.freeze() at the lull after the ramp, off the message path): "
+        say(f"      GcPolicy's freeze (full collection + gc.freeze() at the lull after the ramp, off the message path): "
              f"{_cell(freezes)} µs")
     lull_counts = [p.phases["steady"].lull_collections for p in policy_passes]
     lull_median = [p.phases["steady"].median_lull_pause for p in policy_passes]
     lull_longest = [p.phases["steady"].longest_lull_pause for p in policy_passes]
-    _say(f"      GcPolicy's collections at steady lulls (off the message path): {statistics.median(lull_counts):g} per pass, "
+    say(f"      GcPolicy's collections at steady lulls (off the message path): {statistics.median(lull_counts):g} per pass, "
          f"median {_cell(lull_median)} µs, longest {_cell(lull_longest)} µs")
-    _say(f"      for scale: {QUOTED_SEED_000}")
+    say(f"      for scale: {QUOTED_SEED_000}")
     for m in measurements:
         slow, fast = m.rate_range
-        _say(f"      whole pass, {m.label:<18} {format_rate(m.rate, 'msg/s')} (min–max {format_rate(slow, 'msg/s')}–{format_rate(fast, 'msg/s')})")
-    _say(f"      peak memory (max RSS) of this process: {_peak_rss_mib():,.0f} MiB")
-    _say(f"      collector after the run: {'restored as found' if restored else 'NOT restored: ' + str(_collector_state())}")
+        say(f"      whole pass, {m.label:<18} {format_rate(m.rate, 'msg/s')} (min–max {format_rate(slow, 'msg/s')}–{format_rate(fast, 'msg/s')})")
+    peak = peak_rss_mib()
+    say("      peak memory (max RSS) of this process: " + ("not available" if peak is None else f"{peak:,.0f} MiB"))
+    say(f"      collector after the run: {'restored as found' if restored else 'NOT restored: ' + str(_collector_state())}")
 
-    _say()
-    _say("targets (the issue's; reported, never enforced):")
+    say()
+    say("targets (the issue's; reported, never enforced):")
     for target in evaluate_targets(default_passes, policy_passes):
-        _say(f"  {target.text} -> {'met' if target.met else 'NOT met'}")
+        say(f"  {target.text} -> {'met' if target.met else 'NOT met'}")
     ramp_default = statistics.median(p.phases["ramp"].max for p in default_passes)
     ramp_policy = statistics.median(p.phases["ramp"].max for p in policy_passes)
-    _say(f"  for context, the ramp (before the freeze): max {_us(ramp_default)} µs default vs {_us(ramp_policy)} µs "
+    say(f"  for context, the ramp (before the freeze): max {_us(ramp_default)} µs default vs {_us(ramp_policy)} µs "
          "with the policy's raised thresholds")
     for m in measurements:
         for warning in m.warnings:
-            _say(f"  WARNING ({m.label}, whole-pass time): {warning}")
+            say(f"  WARNING ({m.label}, whole-pass time): {warning}")
     return 0

@@ -72,7 +72,6 @@ class SubmissionResult:
     reason: str = ""
     checks: list[CheckResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    executed_notebook: str | None = None
     seconds: float = 0.0
     kernel_pid: int | None = None
 
