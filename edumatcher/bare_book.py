@@ -1,6 +1,6 @@
 """``BareBook``: the order book with every feature stripped, to show what features cost.
 
-Same heaps, same keys, same lazy deletion, same ``Trade`` objects as ``OrderBook``;
+Same heaps, same ``[k0, k1, order]`` entries, same lazy deletion, same ``Trade`` objects as ``OrderBook``;
 nothing else. It takes only GTC LIMIT orders and cancels, and does no validation, no
 depth or owner index, no icebergs, stops, self-match prevention, FOK or events.
 Compaction is kept (the same rule as ``OrderBook``: rebuild when the heaps hold more
@@ -29,22 +29,15 @@ _BUY = Side.BUY
 _NEW, _PARTIAL, _FILLED, _CANCELLED = OrderStatus.NEW, OrderStatus.PARTIALLY_FILLED, OrderStatus.FILLED, OrderStatus.CANCELLED
 
 
-class _Entry:
-    __slots__ = ("key", "order", "valid")
-
-    def __init__(self, key: tuple[int, int], order: Order) -> None:
-        self.key, self.order, self.valid = key, order, True
-
-
 class BareBook:
     """Price-time matching of GTC limit orders on two heaps; the caller guarantees valid input."""
 
     def __init__(self, symbol: str) -> None:
         self.symbol = symbol
         self.last_price: int | None = None
-        self._bids: list = []  # (-price, arrival_seq, entry)
-        self._asks: list = []  # (price, arrival_seq, entry)
-        self._entries: dict[str, _Entry] = {}
+        self._bids: list[list] = []  # [-price, arrival_seq, order or None when dead]
+        self._asks: list[list] = []  # [price, arrival_seq, order or None when dead]
+        self._entries: dict[str, list] = {}
         self._seq = self._trade_seq = self._dead = 0
 
     def submit(self, order: Order) -> list[Trade]:
@@ -57,14 +50,14 @@ class BareBook:
         trades: list[Trade] = []
         tseq = self._trade_seq  # the same local-variable habits as OrderBook: compare features, not style
         while heap:
-            k0, _, entry = heap[0]
-            if not entry.valid:
+            entry = heap[0]
+            resting = entry[2]
+            if resting is None:
                 heappop(heap)
                 self._dead -= 1
                 continue
-            if k0 > bound:
+            if entry[0] > bound:
                 break
-            resting = entry.order
             r_rem = resting.remaining_qty
             q = remaining if remaining < r_rem else r_rem
             tseq += 1
@@ -92,24 +85,27 @@ class BareBook:
         order.filled_qty = order.qty - remaining
         if remaining:
             order.status = _PARTIAL if trades else _NEW
-            key = (-price, seq) if is_buy else (price, seq)
-            entry = self._entries[oid] = _Entry(key, order)
-            heappush(self._bids if is_buy else self._asks, (key[0], seq, entry))
+            if is_buy:
+                entry = self._entries[oid] = [-price, seq, order]
+                heappush(self._bids, entry)
+            else:
+                entry = self._entries[oid] = [price, seq, order]
+                heappush(self._asks, entry)
         else:
             order.status = _FILLED
         return trades
 
     def cancel(self, order_id: str) -> bool:
-        """Cancel a resting order: flip its entry's flag. Amortised O(1)."""
+        """Cancel a resting order: mark its entry dead. Amortised O(1)."""
         entry = self._entries.pop(order_id, None)
         if entry is None:
             return False
-        entry.valid = False
-        entry.order.status = _CANCELLED
+        entry[2].status = _CANCELLED
+        entry[2] = None
         self._dead += 1
         if self._dead > len(self._entries) + 64:  # total entries > 2 * live + 64
             for heap in (self._bids, self._asks):
-                heap[:] = [item for item in heap if item[2].valid]
+                heap[:] = [entry for entry in heap if entry[2] is not None]
                 heapify(heap)
             self._dead = 0
         return True

@@ -32,9 +32,14 @@ def add_bench_parser(sub: Any) -> None:
         p.add_argument("--quick", action="store_true", help="a small version that finishes in seconds")
         p.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
         p.add_argument("--repeat", type=int, default=None, help="repeats per contender (default: benchmark's own, at least 5)")
+        if name == "gc":
+            p.add_argument("--lull-every", type=int, default=None, metavar="N",
+                           help="an idle tick every N steady messages (default 2,000): the policy's young "
+                                "collections walk what came to rest in between")
         p.set_defaults(func=_run, benchmark=name)
 
 
 def _run(args: argparse.Namespace) -> int:
     module = importlib.import_module(f"edumatcher.benchmarks.{args.benchmark}_bench")
-    return int(module.run(quick=args.quick, seed=args.seed, repeat=args.repeat) or 0)
+    extra = {} if getattr(args, "lull_every", None) is None else {"lull_every": args.lull_every}
+    return int(module.run(quick=args.quick, seed=args.seed, repeat=args.repeat, **extra) or 0)

@@ -5,19 +5,30 @@ about how it follows them quickly.
 
 Heap-key invariant
 ------------------
-Each heap is a ``heapq`` list of tuples ``(k0, k1, entry)`` with ``entry.key == (k0, k1)``:
+Each heap is a ``heapq`` list of *entries*, and an entry is a three-item list
+``[k0, k1, order]``:
 
-* bids:       ``(-price, arrival_seq)``       asks:       ``(price, arrival_seq)``
-* buy stops:  ``(stop_price, arrival_seq)``   sell stops: ``(-stop_price, arrival_seq)``
+* bids:       ``[-price, arrival_seq, order]``       asks:       ``[price, arrival_seq, order]``
+* buy stops:  ``[stop_price, arrival_seq, order]``   sell stops: ``[-stop_price, arrival_seq, order]``
 
 so ``heap[0]`` is the best order (best price, then earliest arrival) of its heap. Every
-live order (resting or pending stop) has exactly one entry with ``entry.valid`` true,
-and that entry's key is computed from the order's current fields. An entry whose
-``valid`` is false is dead: its order left the book, and the entry waits to be popped
-when it reaches the top, or to be dropped by compaction.
+live order (resting or pending stop) has exactly one entry whose ``entry[2]`` is that
+order, and that entry's key ``entry[0], entry[1]`` is computed from the order's current
+fields. An entry whose ``entry[2]`` is ``None`` is dead: its order left the book, and the
+entry waits to be popped when it reaches the top, or to be dropped by compaction.
 
-``arrival_seq`` is unique per book, so two keys never tie and a tuple comparison never
-reaches the entry (a plain object with no ordering).
+``arrival_seq`` is unique per book, so two keys never tie and a list comparison never
+reaches the third item (an ``Order`` or ``None``, which have no ordering).
+
+Why a list (``edumatcher.experiments.heaps.entry_layouts`` measures the choices): the
+entry must be mutable, so a cancel can mark it dead in O(1) while it stays inside the
+heap; a list is mutable, and compares item by item in C, so ordering never runs Python
+code. It is also *one* object the cyclic collector tracks, where an entry object inside
+a key tuple was two (three while the key tuple was kept on the entry). With the
+``Order`` that makes two tracked objects per resting order, and every young collection
+walks each one that arrived since the last (chapter 07, ``bench gc``). A dead entry lets
+go of its ``Order`` at once, so a cancelled order is freed as soon as nothing else
+holds it, not at the next compaction.
 
 Indexes, kept in step with every mutation (``check_invariants`` recomputes them all):
 
@@ -52,7 +63,7 @@ from .model import (
 )
 from .rules import MAX_PRICE, validate_new_order
 
-__all__ = ["OrderBook", "COMPACT_FACTOR", "COMPACT_SLACK", "Event"]
+__all__ = ["OrderBook", "COMPACT_FACTOR", "COMPACT_SLACK", "Entry", "Event"]
 
 COMPACT_FACTOR = 2
 """Compact when heap entries exceed ``COMPACT_FACTOR * live + COMPACT_SLACK``."""
@@ -77,30 +88,8 @@ _RESTING_STATUSES = frozenset({_NEW, _PARTIAL})
 _NO_LIMIT = MAX_PRICE
 
 
-class _Entry:
-    """A heap entry: the order, its key and the lazy-delete flag.
-
-    The heaps hold ``(k0, k1, entry)`` tuples rather than entries with ``__lt__``:
-    tuple comparison runs in C and stops at ``k1`` (unique), so ordering never calls
-    Python code. Measured once while choosing (CPython 3.11.7, x86-64 Linux, a shared
-    2-CPU machine; a 5 000-entry heap, one push + one pop per step, median of 7 runs):
-
-    =============================================  ===============
-    heap item                                      push + pop
-    =============================================  ===============
-    ``(k0, k1, entry)`` (chosen)                   933 ns
-    ``((k0, k1), entry)``                          1 539 ns
-    ``entry`` with ``__lt__`` comparing ``key``    1 906 ns
-    ``(k0 << 40 | k1, entry)``, one packed int     924 ns (no faster, and it hides the key)
-    =============================================  ===============
-    """
-
-    __slots__ = ("key", "order", "valid")
-
-    def __init__(self, order: Order) -> None:
-        # ``key`` is left unset here: the push that files the entry sets it (_push_resting).
-        self.order = order
-        self.valid = True
+Entry = list
+"""A heap entry, ``[k0, k1, order]``; ``order`` is ``None`` once the entry is dead (see above)."""
 
 
 class OrderBook:
@@ -147,11 +136,11 @@ class OrderBook:
             raise ValueError(f"need compact_factor >= 1 and compact_slack >= 0, not {compact_factor!r}, {compact_slack!r}")
         self._compact_factor = compact_factor
         self._compact_slack = compact_slack
-        self._bids: list[tuple[int, int, _Entry]] = []
-        self._asks: list[tuple[int, int, _Entry]] = []
-        self._buy_stops: list[tuple[int, int, _Entry]] = []
-        self._sell_stops: list[tuple[int, int, _Entry]] = []
-        self._entries: dict[str, _Entry] = {}
+        self._bids: list[Entry] = []
+        self._asks: list[Entry] = []
+        self._buy_stops: list[Entry] = []
+        self._sell_stops: list[Entry] = []
+        self._entries: dict[str, Entry] = {}
         self._bid_levels: dict[int, list[int]] = {}
         self._ask_levels: dict[int, list[int]] = {}
         # A defaultdict: filing an order is one subscript, with no "first order of this
@@ -235,14 +224,14 @@ class OrderBook:
                 start = remaining  # an order is run unfilled: new, or a stop that just fired
                 decremented = 0  # quantity taken away by DECREMENT, not by fills
                 while heap:
-                    k0, _, entry = heap[0]
-                    if not entry.valid:
+                    entry = heap[0]
+                    resting = entry[2]
+                    if resting is None:  # dead: pop it on the way
                         heappop(heap)
                         self._dead -= 1
                         continue
-                    if k0 > bound:
+                    if entry[0] > bound:
                         break
-                    resting = entry.order
                     if smp is not _SMP_NONE and resting.owner == owner:
                         if smp is _CANCEL_OLDEST:
                             self._cancel_live(entry, events)
@@ -309,7 +298,7 @@ class OrderBook:
                             lv[2] -= r_vis  # the new peak comes out of the hidden quantity
                             self._seq = resting.arrival_seq = self._seq + 1
                             heappop(heap)
-                            self._push_resting(entry)
+                            entries[rid] = self._push_resting(resting)
                     else:
                         resting.status = _FILLED
                         resting.visible_qty = 0
@@ -348,10 +337,8 @@ class OrderBook:
             if not remaining:
                 pass
             elif not killed and price is not None and (tif is _GTC or tif is _DAY):
-                entry = _Entry(order)
-                self._push_resting(entry)
                 oid = order.id
-                entries[oid] = entry
+                entries[oid] = self._push_resting(order)
                 own_levels = self._bid_levels if is_buy else self._ask_levels
                 lv = own_levels.get(price)
                 vis = order.visible_qty
@@ -383,7 +370,7 @@ class OrderBook:
     def cancel(self, order_id: str) -> bool:
         """Cancel a resting order or pending stop; False (and no change) for any other id.
 
-        Flips the entry's ``valid`` flag and updates the indexes: amortised O(1)
+        Marks the heap entry dead and updates the indexes: amortised O(1)
         (compaction, O(n), runs after Omega(n) cancels).
 
         >>> from edumatcher.model import Order, Side, OrderType, TIF
@@ -402,8 +389,8 @@ class OrderBook:
                 self.events = []
             return False
         # Inlined _cancel_live: cancel is a third of the standard workload.
-        entry.valid = False
-        order = entry.order
+        order = entry[2]
+        entry[2] = None  # dead; the order is now held only by the caller, if at all
         owner = order.owner
         ids = self._owners[owner]
         if len(ids) == 1:
@@ -449,12 +436,13 @@ class OrderBook:
             return []
         entries = self._entries
         doomed = sorted((entries[oid] for oid in ids), key=_arrival_seq_of)
+        cancelled = [entry[2].id for entry in doomed]
         for entry in doomed:
             self._cancel_live(entry, events)
         live = len(entries)
         if live + self._dead > self._compact_factor * live + self._compact_slack:
             self._compact()
-        return [entry.order.id for entry in doomed]
+        return cancelled
 
     # ------------------------------------------------------------------ reading the book
 
@@ -512,7 +500,7 @@ class OrderBook:
             entry = self._entries.get(order_id)
         except TypeError:
             return None
-        return None if entry is None else entry.order
+        return None if entry is None else entry[2]
 
     def __len__(self) -> int:
         """Number of live orders: resting plus pending stops. O(1)."""
@@ -531,34 +519,29 @@ class OrderBook:
 
     # ------------------------------------------------------------------ the matching engine
 
-    def _push_resting(self, entry: _Entry) -> None:
-        """File a resting order's entry in its side's heap: the one place a resting key is built.
+    def _push_resting(self, order: Order) -> Entry:
+        """File a new entry for a resting order in its side's heap and return it. O(log n).
 
-        A subclass may override this to plant a priority bug (the differential test does).
+        The one place a resting key is built: a subclass may override this to plant a
+        priority bug (the differential test does).
         """
-        order = entry.order
-        seq = order.arrival_seq
         if order.side is _BUY:
-            k0 = -order.price
-            heap = self._bids
+            entry = [-order.price, order.arrival_seq, order]
+            heappush(self._bids, entry)
         else:
-            k0 = order.price
-            heap = self._asks
-        entry.key = (k0, seq)
-        heappush(heap, (k0, seq, entry))
+            entry = [order.price, order.arrival_seq, order]
+            heappush(self._asks, entry)
+        return entry
 
-    def _push_stop(self, entry: _Entry) -> None:
-        """File a pending stop's entry: buy stops by lowest, sell stops by highest stop price."""
-        order = entry.order
-        seq = order.arrival_seq
+    def _push_stop(self, order: Order) -> Entry:
+        """File a new entry for a pending stop and return it: buy stops by lowest, sell stops by highest stop price."""
         if order.side is _BUY:
-            k0 = order.stop_price
-            heap = self._buy_stops
+            entry = [order.stop_price, order.arrival_seq, order]
+            heappush(self._buy_stops, entry)
         else:
-            k0 = -order.stop_price
-            heap = self._sell_stops
-        entry.key = (k0, seq)
-        heappush(heap, (k0, seq, entry))
+            entry = [-order.stop_price, order.arrival_seq, order]
+            heappush(self._sell_stops, entry)
+        return entry
 
     def _fok_can_fill(self, order: Order, is_buy: bool, bound: int) -> bool:
         """Could ``order`` fill completely right now? O(L + k): L opposite levels, k own orders.
@@ -579,7 +562,7 @@ class OrderBook:
         if available >= need and order.smp is not _SMP_NONE:
             entries = self._entries
             for oid in self._owners.get(order.owner, ()):
-                own = entries[oid].order
+                own = entries[oid][2]
                 if own.side is not order.side and own.status is not _PENDING:
                     k0 = own.price if is_buy else -own.price
                     if k0 <= bound:
@@ -594,9 +577,7 @@ class OrderBook:
             self._fire(order, events)
             return True
         order.status = _PENDING
-        entry = _Entry(order)
-        self._push_stop(entry)
-        self._entries[order.id] = entry
+        self._entries[order.id] = self._push_stop(order)
         self._owners[order.owner].add(order.id)
         return False
 
@@ -614,30 +595,30 @@ class OrderBook:
         """
         last = self.last_price
         buy_stops = self._buy_stops
-        while buy_stops and not buy_stops[0][2].valid:
+        while buy_stops and buy_stops[0][2] is None:
             heappop(buy_stops)
             self._dead -= 1
         if buy_stops and last >= buy_stops[0][0]:
             heap = buy_stops
         else:
             sell_stops = self._sell_stops
-            while sell_stops and not sell_stops[0][2].valid:
+            while sell_stops and sell_stops[0][2] is None:
                 heappop(sell_stops)
                 self._dead -= 1
             if sell_stops and last <= -sell_stops[0][0]:
                 heap = sell_stops
             else:
                 return None
-        order = heappop(heap)[2].order
+        order = heappop(heap)[2]
         del self._entries[order.id]
         self._forget_owner(order)
         self._fire(order, events)
         return order
 
-    def _cancel_live(self, entry: _Entry, events: list[Event]) -> None:
+    def _cancel_live(self, entry: Entry, events: list[Event]) -> None:
         """Take a live order out of the book (any cause): mark its entry dead, fix every index. O(1)."""
-        order = entry.order
-        entry.valid = False
+        order = entry[2]
+        entry[2] = None
         self._dead += 1
         del self._entries[order.id]
         self._forget_owner(order)
@@ -664,15 +645,15 @@ class OrderBook:
     def _compact(self) -> None:
         """Drop every dead entry from the four heaps and re-heapify them. O(n)."""
         for heap in (self._bids, self._asks, self._buy_stops, self._sell_stops):
-            heap[:] = [item for item in heap if item[2].valid]
+            heap[:] = [entry for entry in heap if entry[2] is not None]
             heapify(heap)
         self._dead = 0
 
-    def _live_top(self, heap: list[tuple[int, int, _Entry]]) -> tuple[int, int, _Entry] | None:
-        """The top item whose entry is valid, popping dead ones on the way; None if empty."""
+    def _live_top(self, heap: list[Entry]) -> Entry | None:
+        """The top entry that is live, popping dead ones on the way; None if empty."""
         while heap:
             top = heap[0]
-            if top[2].valid:
+            if top[2] is not None:
                 return top
             heappop(heap)
             self._dead -= 1
@@ -694,22 +675,22 @@ class OrderBook:
 
     def _check(self) -> None:
         heaps = {"bids": self._bids, "asks": self._asks, "buy_stops": self._buy_stops, "sell_stops": self._sell_stops}
-        seen: dict[str, _Entry] = {}
+        seen: dict[str, Entry] = {}
         dead = 0
         levels: dict[str, dict[int, list[int]]] = {"bids": {}, "asks": {}}
         owners: dict[str, set[str]] = {}
         for name, heap in heaps.items():
-            for i, item in enumerate(heap):
-                assert type(item) is tuple and len(item) == 3, f"{name}[{i}] is not a (k0, k1, entry) tuple: {item!r}"
-                k0, k1, entry = item
-                assert entry.key == (k0, k1), f"{name}[{i}]: entry.key {entry.key} != {(k0, k1)}"
+            for i, entry in enumerate(heap):
+                assert type(entry) is list and len(entry) == 3, f"{name}[{i}] is not a [k0, k1, order] list: {entry!r}"
+                k0, k1, o = entry
+                assert type(k0) is int and type(k1) is int, f"{name}[{i}]: key {(k0, k1)!r} is not two ints"
                 for child in (2 * i + 1, 2 * i + 2):
                     if child < len(heap):
-                        assert heap[child][:2] > (k0, k1), f"{name}: heap order broken between {i} and {child}"
-                if not entry.valid:
+                        assert heap[child][:2] > [k0, k1], f"{name}: heap order broken between {i} and {child}"
+                if o is None:
                     dead += 1
                     continue
-                o = entry.order
+                assert isinstance(o, Order), f"{name}[{i}] holds {o!r}, not an Order"
                 assert o.id not in seen, f"order {o.id!r} has two valid entries"
                 seen[o.id] = entry
                 assert self._entries.get(o.id) is entry, f"valid entry of {o.id!r} is not the one in _entries"
@@ -758,7 +739,7 @@ class OrderBook:
         last = self.last_price
         if last is not None:
             for entry in seen.values():
-                o = entry.order
+                o = entry[2]
                 if o.status is _PENDING:
                     fires = last >= o.stop_price if o.side is _BUY else last <= o.stop_price
                     assert not fires, f"pending stop {o.id!r} (stop {o.stop_price}) should have fired at {last}"
@@ -781,16 +762,18 @@ class OrderBook:
         return "\n".join(lines)
 
 
-def _describe(heap: list[tuple[int, int, _Entry]]) -> Iterator[str]:
-    for k0, k1, entry in heap:
-        o = entry.order
+def _describe(heap: list[Entry]) -> Iterator[str]:
+    for k0, k1, o in heap:
+        if o is None:
+            yield f"[{k0}, {k1}] DEAD"
+            continue
         yield (
-            f"({k0}, {k1}) {'live' if entry.valid else 'DEAD'} id={o.id!r} owner={o.owner!r} "
+            f"[{k0}, {k1}] live id={o.id!r} owner={o.owner!r} "
             f"{o.side.value} {o.order_type.value} {o.tif.value} price={o.price} stop={o.stop_price} "
             f"status={o.status.value} qty={o.qty} filled={o.filled_qty} remaining={o.remaining_qty} "
             f"visible={o.visible_qty} display={o.display_qty} seq={o.arrival_seq} smp={o.smp.value}"
         )
 
 
-def _arrival_seq_of(entry: _Entry) -> int:
-    return entry.order.arrival_seq
+def _arrival_seq_of(entry: Entry) -> int:
+    return entry[2].arrival_seq

@@ -445,17 +445,17 @@ class LifoTieBook(OrderBook):
     look at the key: the comparison with ``NaiveBook`` has to catch the bug alone.
     """
 
-    def _push_resting(self, entry: Any) -> None:
-        order = entry.order
+    def _push_resting(self, order: Order) -> list[Any]:
         k0 = -order.price if order.side is Side.BUY else order.price
         k1 = -order.arrival_seq  # the bug: newest first among equal prices
-        entry.key = (k0, k1)
-        heappush(self._bids if order.side is Side.BUY else self._asks, (k0, k1, entry))
+        entry = [k0, k1, order]
+        heappush(self._bids if order.side is Side.BUY else self._asks, entry)
+        return entry
 
     def check_invariants(self) -> None:
         """Only the key-blind checks: an uncrossed book, and ``len`` matching the live heap entries."""
         bid, ask = self.best_bid(), self.best_ask()
         assert bid is None or ask is None or bid < ask, f"book is crossed: bid {bid} >= ask {ask}"
-        valid = sum(item[2].valid for heap in (self._bids, self._asks, self._buy_stops, self._sell_stops)
-                    for item in heap)
+        valid = sum(entry[2] is not None for heap in (self._bids, self._asks, self._buy_stops, self._sell_stops)
+                    for entry in heap)
         assert valid == len(self), f"{valid} valid heap entries for {len(self)} live orders"

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from sys import intern as _intern
 from typing import Any, Protocol
 
 from .messages import (
@@ -252,6 +253,12 @@ class Engine:
         book = self.books.get(symbol)
         if book is None:
             raise OrderRejected(_R.UNKNOWN_SYMBOL, f"no book for symbol {symbol!r}")
+        # Canonical strings: a resting order shares its symbol with its book and its owner
+        # name with the owner's other orders, instead of keeping the copies the decoder
+        # made (about 100 bytes per resting order). Interned strings are freed like any
+        # other once nothing refers to them, so clients cannot grow this without bound.
+        msg["symbol"] = book.symbol
+        msg["owner"] = _intern(msg["owner"])
         price = msg.get("price")
         if price is not None:
             # After the check a price is a str or an int (never a bool or float), so it is a safe cache key.

@@ -769,11 +769,11 @@ def test_get_and_len_cover_resting_orders_and_pending_stops() -> None:
 class LifoAtEqualPrice(OrderBook):
     """The planted bug of the course: newest first among equal prices."""
 
-    def _push_resting(self, entry: Any) -> None:
-        o = entry.order
+    def _push_resting(self, o: Order) -> list[Any]:
         k0 = -o.price if o.side is BUY else o.price
-        entry.key = (k0, -o.arrival_seq)
-        edumatcher.book.heappush(self._bids if o.side is BUY else self._asks, (k0, -o.arrival_seq, entry))
+        entry = [k0, -o.arrival_seq, o]
+        edumatcher.book.heappush(self._bids if o.side is BUY else self._asks, entry)
+        return entry
 
 
 def test_push_resting_is_the_one_place_a_subclass_can_plant_a_priority_bug() -> None:

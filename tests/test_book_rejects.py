@@ -54,7 +54,7 @@ def snapshot(book: OrderBook) -> dict[str, Any]:
     """Everything a refusal must leave alone, copied deeply (the heaps as plain tuples)."""
     heaps = {}
     for name in ("_bids", "_asks", "_buy_stops", "_sell_stops"):
-        heaps[name] = [(k0, k1, id(e), e.valid, e.key, e.order.to_dict()) for k0, k1, e in getattr(book, name)]
+        heaps[name] = [(k0, k1, id(e), None if o is None else o.to_dict()) for e in getattr(book, name) for k0, k1, o in [e]]
     return {
         "depth": book.depth(),
         "best": (book.best_bid(), book.best_ask()),

@@ -97,6 +97,16 @@ def test_new_order_is_acked_with_its_state(engine: Engine) -> None:
     assert order.price == 1000 and order.timestamp_ns == 1000 and order.status is OrderStatus.NEW
 
 
+def test_resting_orders_share_their_symbol_and_owner_strings(engine: Engine) -> None:
+    # Each payload decodes to fresh strings; the engine keeps one object per name instead.
+    engine.handle(new("b1", "BUY", 10, "10.00", owner="ana-" + "x" * 20))
+    engine.handle(new("b2", "BUY", 10, "9.00", owner="ana-" + "x" * 20))
+    book = engine.books["XYZ"]
+    first, second = book.get("b1"), book.get("b2")
+    assert first.owner == "ana-" + "x" * 20 and first.owner is second.owner
+    assert first.symbol is second.symbol is book.symbol
+
+
 def test_a_cross_trades_at_the_resting_price_written_as_a_decimal_string(engine: Engine) -> None:
     engine.handle(new("s1", "SELL", 5, "10.5", owner="bob"))  # "10.5" and "10.50" are the same price
     frames = engine.handle(new("b1", "BUY", 8, 11, owner="amy"))  # an int is whole currency units: 11.00

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from heapq import heappop
+from heapq import heappop, heappush
 
 from edumatcher.experiments.heaps import (
+    ENTRY_LAYOUTS,
     _cancel_eagerly,
     _cancel_lazily,
     bare_vs_full,
     compaction_sweep,
     compaction_trace,
     deletion_costs,
+    entry_layouts,
     resting_heap,
+    tracked_per_resting_order,
 )
 
 
@@ -57,3 +60,30 @@ def test_bare_vs_full_runs_the_same_workload() -> None:
     bare, full = bare_vs_full(500)
     assert (bare.label, full.label) == ("BareBook", "OrderBook")
     assert bare.ops_per_call == full.ops_per_call == 500
+
+
+def test_entry_layouts_count_tracked_objects_and_time_every_layout() -> None:
+    rows = entry_layouts(heap_size=200, fresh=100, target=0.002)
+    assert [r.label for r in rows] == list(ENTRY_LAYOUTS)
+    counts = {r.label: r.tracked_per_order for r in rows}
+    # The payload plus: the list itself; a tuple and an entry; a tuple, an entry and its key tuple;
+    # an entry and its key tuple.
+    assert list(counts.values()) == [2.0, 3.0, 4.0, 3.0]
+    for r in rows:
+        assert r.push_pop.repeat >= 5 and r.young_collection.repeat >= 5
+        assert r.push_pop.median > 0 and r.young_collection.median > 0
+
+
+def test_every_layout_orders_by_price_then_arrival_and_can_be_marked_dead() -> None:
+    for make in ENTRY_LAYOUTS.values():
+        items = [make(k0, k1, object()) for k0, k1 in ((5, 2), (4, 9), (5, 1), (4, 3))]
+        heap: list = []
+        for item in items:
+            heappush(heap, item)
+        popped = [heappop(heap) for _ in range(len(items))]
+        assert [items.index(i) for i in popped] == [3, 1, 2, 0]
+
+
+def test_a_resting_order_costs_the_collector_two_tracked_objects() -> None:
+    # the Order and its [k0, k1, order] heap entry; a little over 2 for the shared level and owner records
+    assert 2.0 <= tracked_per_resting_order(500) < 2.2

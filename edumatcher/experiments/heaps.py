@@ -8,6 +8,9 @@
   ``compact_factor`` values: the peak number of heap entries, how many rebuilds,
   and the time taken.
 * ``bare_vs_full``: ``BareBook`` and ``OrderBook`` on the same ``standard`` workload.
+* ``entry_layouts``: four ways to write a heap entry, and what each costs: a push
+  and a pop, tracked objects per resting order, and a young collection over the
+  entries filed since the last one (why ``book.py`` chose ``[k0, k1, order]``).
 
 >>> rows = compaction_sweep([2], n=300, repeat=5)
 >>> rows[0].factor, rows[0].peak_entries >= rows[0].peak_live
@@ -16,26 +19,33 @@
 
 from __future__ import annotations
 
+import gc
+import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from heapq import heapify
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from ..bare_book import BareBook
 from ..book import COMPACT_SLACK, OrderBook
-from ..measure import Measurement, Pass, interleave, measure_passes
+from ..measure import Measurement, Pass, interleave, measure, measure_passes
+from ..model import TIF, Order, OrderType, Side
 from ..workloads import CANCEL, NEW, apply_prepared, cancel_heavy, opening_ramp, prepare, standard
 
 __all__ = [
     "HeapEntry", "resting_heap", "DeletionCosts", "deletion_costs", "CompactionRow", "compaction_sweep",
     "compaction_trace",
-    "bare_vs_full",
+    "bare_vs_full", "EntryLayoutRow", "ENTRY_LAYOUTS", "entry_layouts", "tracked_per_resting_order",
 ]
 
 
 class HeapEntry:
-    """A heap entry as the book keeps one: the order's id, and the lazy-delete flag."""
+    """A heap entry cut down to what the deletion experiment needs: an order id and a lazy-delete flag.
+
+    (``OrderBook`` marks an entry dead by clearing the entry's order slot instead:
+    see ``entry_layouts`` for why.)
+    """
 
     __slots__ = ("order_id", "valid")
 
@@ -226,3 +236,147 @@ def bare_vs_full(n: int = 20_000, *, seed: int = 1, repeat: int = 5) -> tuple[Me
         repeat=repeat,
     )
     return bare, full
+
+
+# ---------------------------------------------------------------- entry layouts
+
+
+class _Payload:
+    """Stands in for an ``Order``: one small tracked object per resting order, as in the book."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, order_id: int) -> None:
+        self.id = order_id
+
+
+class _FlagEntry:
+    """An entry object inside a key tuple: the order and a lazy-delete flag."""
+
+    __slots__ = ("order", "valid")
+
+    def __init__(self, order: object) -> None:
+        self.order, self.valid = order, True
+
+
+class _KeyedEntry:
+    """As ``_FlagEntry``, also keeping its key tuple (what ``OrderBook`` did before the list layout)."""
+
+    __slots__ = ("key", "order", "valid")
+
+    def __init__(self, key: tuple[int, int], order: object) -> None:
+        self.key, self.order, self.valid = key, order, True
+
+
+class _OrderedEntry:
+    """An entry that is its own heap item, ordered by ``__lt__`` in Python."""
+
+    __slots__ = ("key", "order", "valid")
+
+    def __init__(self, key: tuple[int, int], order: object) -> None:
+        self.key, self.order, self.valid = key, order, True
+
+    def __lt__(self, other: _OrderedEntry) -> bool:
+        return self.key < other.key
+
+
+ENTRY_LAYOUTS: dict[str, Callable[[int, int, object], object]] = {
+    "[k0, k1, order] list (the book's)": lambda k0, k1, order: [k0, k1, order],
+    "(k0, k1, entry) tuple, entry with a flag": lambda k0, k1, order: (k0, k1, _FlagEntry(order)),
+    "(k0, k1, entry) tuple, entry keeps its key too": lambda k0, k1, order: (k0, k1, _KeyedEntry((k0, k1), order)),
+    "entry with __lt__ comparing its key": lambda k0, k1, order: _OrderedEntry((k0, k1), order),
+}
+"""Label -> builder of one heap item from ``(k0, k1, order)``; each item can be marked dead in place."""
+
+
+@dataclass(frozen=True)
+class EntryLayoutRow:
+    """What one layout costs: tracked objects per resting order (its ``Order`` included), two timings."""
+
+    label: str
+    tracked_per_order: float
+    push_pop: Measurement  # per step: build an item, push it, pop the top; heap of ``heap_size``
+    young_collection: Measurement  # per call: gc.collect(1) over ``fresh`` orders filed since the last
+
+
+def _fresh_items(make: Callable[[int, int, object], object], n: int, start: int) -> list[object]:
+    """``n`` items with their payloads, built with the collector off so all of them are in generation 0."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return [make(-(10_000 - (seq % 50)), seq, _Payload(seq)) for seq in range(start, start + n)]
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _young_objects_after(build: Callable[[], object]) -> tuple[int, object]:
+    """Run ``build`` after a full collection, collector off; return (objects in generation 0 after it, what it built)."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        before = len(gc.get_objects(generation=0))
+        built = build()
+        return len(gc.get_objects(generation=0)) - before, built
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def entry_layouts(*, heap_size: int = 5_000, fresh: int = 1_000, repeat: int = 5, target: float = 0.05,
+                  ) -> list[EntryLayoutRow]:
+    """Measure every layout of ``ENTRY_LAYOUTS``; one row each, in the table's order.
+
+    * ``tracked_per_order``: objects the cyclic collector tracks per item, payload
+      included, counted in generation 0 right after building ``fresh`` items.
+    * ``push_pop``: one step builds an item with a new key, pushes it on a heap of
+      ``heap_size`` items and pops the top (so the heap keeps its size).
+    * ``young_collection``: ``gc.collect(1)`` right after ``fresh`` items were built,
+      the work ``GcPolicy`` does at an idle tick. Each sample builds its items
+      first, untimed, after a full collection.
+
+    Cost: about ``len(ENTRY_LAYOUTS) * 2 * (repeat + 2) * target`` seconds.
+    """
+    rows = []
+    for label, make in ENTRY_LAYOUTS.items():
+        count, _ = _young_objects_after(lambda make=make: _fresh_items(make, fresh, 1))
+        heap = _fresh_items(make, heap_size, 1)
+        heapify(heap)
+        seqs = itertools.count(heap_size + 1)
+
+        def step(heap: list[object] = heap, make: Callable[[int, int, object], object] = make,
+                 seqs: Any = seqs) -> None:
+            seq = next(seqs)
+            heappush(heap, make(-(10_000 - (seq * 7919) % 50), seq, _Payload(seq)))
+            heappop(heap)
+
+        push_pop = measure(step, repeat=repeat, target=target, label=f"push + pop: {label}")
+
+        def prepare(make: Callable[[int, int, object], object] = make) -> object:
+            gc.collect()  # older garbage out of the way: the young generations hold only the new items
+            return _fresh_items(make, fresh, 1)
+
+        young = measure_passes(lambda items: gc.collect(1), prepare, label=f"gc.collect(1) over {fresh:,}: {label}",
+                               repeat=repeat, gc=False)
+        rows.append(EntryLayoutRow(label, (count - 1) / fresh, push_pop, young))  # - 1: the list holding them
+    return rows
+
+
+def tracked_per_resting_order(n: int = 2_000) -> float:
+    """Objects the collector tracks per resting order in a real ``OrderBook`` (the ``Order`` included). O(n).
+
+    >>> 1 <= tracked_per_resting_order(200) < 3
+    True
+    """
+    book = OrderBook("EDU")
+    orders = [Order(f"r{i}", "EDU", Side.BUY, OrderType.LIMIT, TIF.GTC, 1, 10_000 - i % 50, owner="ann")
+              for i in range(n)]
+
+    def rest_all() -> None:
+        for order in orders:
+            book.submit(order)
+
+    # The orders are built before counting, and counted in: a client's message makes each one.
+    count, _ = _young_objects_after(rest_all)
+    return (count + n) / n
