@@ -50,6 +50,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from heapq import heapify, heappop, heappush
+from typing import Any, TypeAlias
 
 from .model import (
     TIF,
@@ -88,7 +89,7 @@ _RESTING_STATUSES = frozenset({_NEW, _PARTIAL})
 _NO_LIMIT = MAX_PRICE
 
 
-Entry = list
+Entry: TypeAlias = list[Any]
 """A heap entry, ``[k0, k1, order]``; ``order`` is ``None`` once the entry is dead (see above)."""
 
 
@@ -390,7 +391,7 @@ class OrderBook:
             return False
         # Inlined _cancel_live: cancel is a third of the standard workload.
         order = entry[2]
-        entry[2] = None  # dead; the order is now held only by the caller, if at all
+        entry[2] = None  # dead: the heap no longer holds the order
         owner = order.owner
         ids = self._owners[owner]
         if len(ids) == 1:

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from sys import intern as _intern
 from typing import Any, Protocol
 
 from .messages import (
@@ -89,7 +88,7 @@ SNAPSHOT_LEVELS = 20
 """Price levels per side in a published ``book.snapshot`` unless a request asks otherwise."""
 
 _CACHE_LIMIT = 65_536
-"""Most entries kept by the price-conversion caches before they are emptied and refilled."""
+"""Most entries kept by the price-conversion caches and the owner-name table before they are emptied and refilled."""
 
 _NEVER = -(1 << 62)   # "last snapshot" of a book never snapshotted: always due
 _NOT_DUE = 1 << 62    # flush due time when nothing is dirty
@@ -194,6 +193,7 @@ class Engine:
         # Caches on the message path: wire price string <-> ticks, and topics.
         self._ticks_of: dict[str | int, int] = {}
         self._wire_of: dict[int, str] = {}
+        self._owner_names: dict[str, str] = {}  # owner name -> the one str object resting orders share
         self._ack_topics = TopicCache(b"order.ack.")
         self._reject_topics = TopicCache(b"order.reject.")
         self._cancelled_topics = TopicCache(b"order.cancelled.")
@@ -253,12 +253,19 @@ class Engine:
         book = self.books.get(symbol)
         if book is None:
             raise OrderRejected(_R.UNKNOWN_SYMBOL, f"no book for symbol {symbol!r}")
-        # Canonical strings: a resting order shares its symbol with its book and its owner
-        # name with the owner's other orders, instead of keeping the copies the decoder
-        # made (about 100 bytes per resting order). Interned strings are freed like any
-        # other once nothing refers to them, so clients cannot grow this without bound.
+        # Shared strings: a resting order keeps its book's symbol object and one object per
+        # owner name, not the copies the decoder made for this message (about 100 bytes per
+        # resting order, and fewer distinct objects for a young collection to visit).
+        # Bounded like the other caches here: clients choose owner names.
         msg["symbol"] = book.symbol
-        msg["owner"] = _intern(msg["owner"])
+        owner = msg["owner"]
+        names = self._owner_names
+        shared = names.get(owner)
+        if shared is None:
+            if len(names) >= _CACHE_LIMIT:
+                names.clear()
+            names[owner] = shared = owner
+        msg["owner"] = shared
         price = msg.get("price")
         if price is not None:
             # After the check a price is a str or an int (never a bool or float), so it is a safe cache key.

@@ -138,14 +138,10 @@ def test_targets_are_judged_on_the_figures_and_can_fail():
     default = [_pass("d", 50_000_000), _pass("d", 60_000_000), _pass("d", 1_000)]
     good = [_pass("p", 2_000_000, pause=200_000, lull_pause=900_000) for _ in range(3)]
     assert [t.met for t in gc_bench.evaluate_targets(default, good)] == [True, True]  # 50 ms / 2 ms = 25x
-    one_slow_pass = good[:2] + [_pass("p", 2_000_000, lull_pause=1_500_000)]
-    targets = gc_bench.evaluate_targets(default, one_slow_pass)
-    assert [t.met for t in targets] == [True, True]  # judged on the median pass, like target 2 ...
-    assert "900.0 µs; worst pass 1,500.0 µs" in targets[0].text  # ... and the worst pass is shown
-    slow_lulls = good[:1] + [_pass("p", 2_000_000, lull_pause=1_000_000) for _ in range(2)]
-    targets = gc_bench.evaluate_targets(default, slow_lulls)
-    assert [t.met for t in targets] == [False, True]
-    assert "on the message path 200.0 µs, at lulls 1,000.0 µs" in targets[0].text
+    slow_lull = good[:2] + [_pass("p", 2_000_000, lull_pause=1_000_000)]
+    targets = gc_bench.evaluate_targets(default, slow_lull)
+    assert [t.met for t in targets] == [False, True]  # one pass at 1 ms is enough to miss target 1
+    assert "on the message path 200.0 µs, at lulls 1,000.0 µs; median pass 900.0 µs" in targets[0].text
     close = [_pass("p", 6_000_000) for _ in range(3)]  # 50 ms / 6 ms < 10x
     targets = gc_bench.evaluate_targets(default, close)
     assert [t.met for t in targets] == [True, False]

@@ -107,6 +107,13 @@ def test_resting_orders_share_their_symbol_and_owner_strings(engine: Engine) -> 
     assert first.symbol is second.symbol is book.symbol
 
 
+def test_the_shared_owner_names_are_bounded(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("edumatcher.engine._CACHE_LIMIT", 3)
+    for i in range(10):
+        engine.handle(new(f"b{i}", "BUY", 1, "9.00", owner=f"owner{i}"))
+    assert len(engine._owner_names) <= 3 and len(engine.books["XYZ"]) == 10
+
+
 def test_a_cross_trades_at_the_resting_price_written_as_a_decimal_string(engine: Engine) -> None:
     engine.handle(new("s1", "SELL", 5, "10.5", owner="bob"))  # "10.5" and "10.50" are the same price
     frames = engine.handle(new("b1", "BUY", 8, 11, owner="amy"))  # an int is whole currency units: 11.00

@@ -35,19 +35,20 @@ Method
   time that fell inside it, so "max ex gc" shows what the tail would be without
   the collector: on a shared machine, mostly time slices lost to other processes.
 * **A control job** runs right after every lull's tick, in both contenders:
-  ``sum(range(CONTROL_JOB_N))``, a fixed piece of work of about the length of one
-  of the policy's young collections that allocates nothing lasting. Its own
-  spread, in the same moments, shows how much of the longest collection is the
-  machine (a time slice lost, the host's noise) rather than the collector.
+  ``sum(range(CONTROL_JOB_N))``, a fixed piece of CPU work that keeps nothing.
+  Reported for the policy's passes, as context: how far a job that never varies
+  strays from its own median on this machine, in the same moments. It is not
+  subtracted from anything; a collection's own length also varies with what
+  came to rest before it.
 * **Schedule**: interleaved passes (default, policy, default, ...) on the
   ``edumatcher.measure`` harness, one warm-up pass each, then ``repeat`` timed
   passes each (at least 5). A fresh ``Engine`` per pass, built after a full
   collection. Figures are the median over passes, with the min-max range.
 * **Targets** (the issue's): with the policy, the longest collection pause after
   the freeze is under 1 ms, and the max handling latency after the freeze is at
-  least 10x lower than with the default collector. Both are judged on the median
-  over passes (each pass's longest pause; each pass's max latency), and target 1
-  also prints its worst pass. Reported, never enforced.
+  least 10x lower than with the default collector. Target 1 is judged on the
+  worst pass (the median pass is printed beside it), target 2 on the median over
+  passes of each pass's max. Reported, never enforced.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ from . import peak_rss_mib, resolve_repeat, say
 
 __all__ = [
     "run", "RAMP_RESTING", "STEADY_MESSAGES", "QUICK_RAMP_RESTING", "QUICK_STEADY_MESSAGES",
-    "STEADY_DEPTH", "STEADY_RATE", "LULL_EVERY", "TARGET_PAUSE_NS", "TARGET_MAX_RATIO",
+    "STEADY_DEPTH", "STEADY_RATE", "LULL_EVERY", "CONTROL_JOB_N", "TARGET_PAUSE_NS", "TARGET_MAX_RATIO",
     "PhaseStats", "PassResult", "Target", "steady_ops", "one_pass", "evaluate_targets",
 ]
 
@@ -93,7 +94,7 @@ TARGET_PAUSE_NS = 1_000_000
 TARGET_MAX_RATIO = 10.0
 """Target 2: max handling latency after the freeze at least this many times lower with GcPolicy."""
 CONTROL_JOB_N = 25_000
-"""Size of the control job timed at every lull: ``sum(range(CONTROL_JOB_N))``, about 0.3 ms on CPython 3.11."""
+"""Size of the control job timed at every lull: ``sum(range(CONTROL_JOB_N))`` (the bench prints its time)."""
 DECIMALS = 2
 GC_RING = 1 << 17
 """Room for every collection of one pass (3.11's default thresholds make a few thousand)."""
@@ -346,17 +347,14 @@ class Target:
 def evaluate_targets(default_passes: Sequence[PassResult], policy_passes: Sequence[PassResult]) -> list[Target]:
     """Check the issue's two targets on the passes of each contender (figures after the freeze).
 
-    1. Median over policy passes of each pass's longest collection after the
-       freeze (on the message path or at a lull) is under ``TARGET_PAUSE_NS``.
+    1. Every policy pass: the longest collection after the freeze, on the message
+       path or at a lull, is under ``TARGET_PAUSE_NS``. The median pass is printed
+       beside it, for context only.
     2. Median over passes of the steady phase's max latency: default / policy
        is at least ``TARGET_MAX_RATIO``.
-
-    Both are judged on the median over passes, like every figure of this bench: one
-    pass's maximum on a shared machine carries the machine's stalls too (the control
-    job shows how large they are). The worst pass is printed beside target 1.
     """
     longest = [p.longest_pause_after_freeze() for p in policy_passes]
-    typical_pause = statistics.median(longest)
+    worst_pause = max(longest)
     on_path = max(p.phases["steady"].longest_pause for p in policy_passes)
     at_lulls = max(p.phases["steady"].longest_lull_pause for p in policy_passes)
     default_max = statistics.median(p.phases["steady"].max for p in default_passes)
@@ -364,10 +362,10 @@ def evaluate_targets(default_passes: Sequence[PassResult], policy_passes: Sequen
     ratio = default_max / policy_max if policy_max else float("inf")
     return [
         Target(
-            f"1. with GcPolicy, longest collection pause after the freeze (median over passes) < "
-            f"{_us(TARGET_PAUSE_NS)} µs: {_us(typical_pause)} µs; worst pass {_us(max(longest))} µs "
-            f"(on the message path {_us(on_path)} µs, at lulls {_us(at_lulls)} µs)",
-            typical_pause < TARGET_PAUSE_NS,
+            f"1. with GcPolicy, longest collection pause after the freeze < {_us(TARGET_PAUSE_NS)} µs "
+            f"(worst pass): {_us(worst_pause)} µs (on the message path {_us(on_path)} µs, at lulls {_us(at_lulls)} µs; "
+            f"median pass {_us(statistics.median(longest))} µs)",
+            worst_pause < TARGET_PAUSE_NS,
         ),
         Target(
             f"2. max handling latency after the freeze (steady phase, median over passes) at least "
@@ -414,8 +412,8 @@ def run(*, quick: bool, seed: int, repeat: int | None, lull_every: int | None = 
     """Run the benchmark and print its figures; return 0 (the targets are reported, never enforced).
 
     ``repeat``: timed passes per contender (None: 5; fewer is refused). ``lull_every``:
-    steady messages between two idle ticks (None: ``LULL_EVERY``; at least 1). A few seconds with
-    ``quick``; about a minute in full.
+    steady messages between two idle ticks (None: ``LULL_EVERY``; at least 1). A few
+    seconds with ``quick``; in full, it prints how long its passes took.
     """
     repeat = resolve_repeat(repeat)
     if lull_every is None:
@@ -502,13 +500,16 @@ def run(*, quick: bool, seed: int, repeat: int | None, lull_every: int | None = 
     lull_counts = [p.phases["steady"].lull_collections for p in policy_passes]
     lull_median = [p.phases["steady"].median_lull_pause for p in policy_passes]
     lull_longest = [p.phases["steady"].longest_lull_pause for p in policy_passes]
-    say(f"      GcPolicy's collections at steady lulls (off the message path): {statistics.median(lull_counts):g} per pass, "
-         f"median {_cell(lull_median)} µs, longest {_cell(lull_longest)} µs")
-    control_median = [p.phases["steady"].control_median for p in policy_passes]
-    control_longest = [p.phases["steady"].control_longest for p in policy_passes]
-    say(f"      control job at the same lulls (sum(range({CONTROL_JOB_N:,})), no collection): median "
-        f"{_cell(control_median)} µs, longest {_cell(control_longest)} µs; where its longest is as far above its median")
-    say("      as the collections' is above theirs, that excess is the machine, not the collector")
+    if min(lull_counts, default=0):
+        say(f"      GcPolicy's collections at steady lulls (off the message path): {statistics.median(lull_counts):g} per "
+            f"pass, median {_cell(lull_median)} µs, longest {_cell(lull_longest)} µs")
+        control_median = [p.phases["steady"].control_median for p in policy_passes]
+        control_longest = [p.phases["steady"].control_longest for p in policy_passes]
+        say(f"      context: a fixed job timed right after each of those (sum(range({CONTROL_JOB_N:,})), GcPolicy passes): "
+            f"median {_cell(control_median)} µs, longest {_cell(control_longest)} µs;")
+        say("      work that never varies strays this far from its median on this machine, in the same moments")
+    else:
+        say("      GcPolicy's collections at steady lulls: none (--lull-every is at least the steady stream's length)")
     say(f"      for scale: {QUOTED_SEED_000}")
     for m in measurements:
         slow, fast = m.rate_range
@@ -526,10 +527,13 @@ def run(*, quick: bool, seed: int, repeat: int | None, lull_every: int | None = 
     say(f"  for context, the ramp (before the freeze): max {_us(ramp_default)} µs default vs {_us(ramp_policy)} µs "
          "with the policy's raised thresholds")
     full_default = statistics.median(p.phases["steady"].collections[2] for p in default_passes)
-    say(f"  for context, the default collector made {full_default:g} full collection(s) per steady phase (median)"
-        + ("" if full_default else ": its steady max comes from younger generations. CPython's generational collector "
-           "starts a full one only once the objects that survived since the last exceed 25 % of those it kept then "
-           "(gcmodule.c), so a longer stream would meet one"))
+    max_default = statistics.median(p.phases["steady"].max for p in default_passes)
+    ex_gc_default = statistics.median(p.phases["steady"].max_ex_gc for p in default_passes)
+    say(f"  for context, the default collector made {full_default:g} full collection(s) per steady phase (median); its "
+        f"steady max is {_us(max_default)} µs, {_us(ex_gc_default)} µs once its collections are subtracted")
+    if not full_default:
+        say("  a full collection also waits until the objects that survived younger collections since the last one "
+            "exceed a quarter of those it kept (CPython's generational collector), so a longer stream would meet one")
     for m in measurements:
         for warning in m.warnings:
             say(f"  WARNING ({m.label}, whole-pass time): {warning}")
