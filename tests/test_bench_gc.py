@@ -54,6 +54,8 @@ def test_bench_gc_quick_runs_prints_figures_and_restores_the_collector(small, ca
             assert re.search(rf"{contender}\s+{phase}\s+[\d,.]+ \([\d,.]+–[\d,.]+\)", table), (contender, phase)
     assert out.count("pass 5/5") == 2 and out.count("warm-up") >= 2
     assert "GcPolicy's freeze" in out
+    # Each policy pass shows its longest collection at a lull beside the control job's longest.
+    assert out.count("longest at a lull") == 6 and out.count("beside a control job's") == 6
     assert "collector after the run: restored as found" in out
     assert "1. with GcPolicy, longest collection pause after the freeze" in out
     assert "2. max handling latency after the freeze" in out

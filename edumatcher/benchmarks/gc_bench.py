@@ -466,9 +466,11 @@ def run(*, quick: bool, seed: int, repeat: int | None, lull_every: int | None = 
         which = "warm-up" if record.warmup else f"pass {record.round + 1}/{repeat}"
         ramp_s, steady_s = r.phases["ramp"], r.phases["steady"]
         freeze = f", freeze {_us(r.freeze_ns)} µs at the lull" if r.freeze_ns is not None else ""
+        lulls = (f", longest at a lull {_us(steady_s.longest_lull_pause)} µs beside a control job's "
+                 f"{_us(steady_s.control_longest)} µs") if steady_s.lull_collections else ""
         say(f"      {which:<10} {r.label:<18} ramp {ramp_s.seconds:5.1f} s (max {_us(ramp_s.max)} µs, "
              f"{ramp_s.live_orders:,} resting){freeze}; steady {steady_s.seconds:5.1f} s (max {_us(steady_s.max)} µs, "
-             f"longest pause {_us(steady_s.longest_pause)} µs)")
+             f"longest pause {_us(steady_s.longest_pause)} µs{lulls})")
         if not record.warmup:
             results[r.label].append(r)
 
