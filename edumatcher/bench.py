@@ -10,13 +10,20 @@ import argparse
 import importlib
 from typing import Any
 
-__all__ = ["add_bench_parser", "BENCHMARKS"]
+__all__ = ["add_bench_parser", "BENCHMARKS", "OWN_OPTIONS"]
 
 BENCHMARKS: dict[str, str] = {
     "book": "OrderBook vs the bare heap book (and NaiveBook) on the standard workload.",
     "engine": "The full message path, bytes in to bytes out: messages/s and handling latency.",
     "gc": "An opening ramp then a steady stream, default collector vs GcPolicy.",
 }
+
+OWN_OPTIONS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
+    "gc": (("--lull-every", {"type": int, "metavar": "N",
+                             "help": "an idle tick every N steady messages (default 2,000): the policy's young "
+                                     "collections walk what came to rest in between"}),),
+}
+"""Options only one benchmark takes: flag -> ``add_argument`` keywords. Given ones reach its ``run()`` by name."""
 
 
 def add_bench_parser(sub: Any) -> None:
@@ -32,14 +39,13 @@ def add_bench_parser(sub: Any) -> None:
         p.add_argument("--quick", action="store_true", help="a small version that finishes in seconds")
         p.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
         p.add_argument("--repeat", type=int, default=None, help="repeats per contender (default: benchmark's own, at least 5)")
-        if name == "gc":
-            p.add_argument("--lull-every", type=int, default=None, metavar="N",
-                           help="an idle tick every N steady messages (default 2,000): the policy's young "
-                                "collections walk what came to rest in between")
+        for flag, keywords in OWN_OPTIONS.get(name, ()):
+            p.add_argument(flag, default=None, **keywords)
         p.set_defaults(func=_run, benchmark=name)
 
 
 def _run(args: argparse.Namespace) -> int:
     module = importlib.import_module(f"edumatcher.benchmarks.{args.benchmark}_bench")
-    extra = {} if getattr(args, "lull_every", None) is None else {"lull_every": args.lull_every}
+    own = (flag.lstrip("-").replace("-", "_") for flag, _ in OWN_OPTIONS.get(args.benchmark, ()))
+    extra = {dest: getattr(args, dest) for dest in own if getattr(args, dest) is not None}
     return int(module.run(quick=args.quick, seed=args.seed, repeat=args.repeat, **extra) or 0)

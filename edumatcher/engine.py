@@ -254,7 +254,7 @@ class Engine:
         if book is None:
             raise OrderRejected(_R.UNKNOWN_SYMBOL, f"no book for symbol {symbol!r}")
         # Shared strings: a resting order keeps its book's symbol object and one object per
-        # owner name, not the copies the decoder made for this message (about 100 bytes per
+        # owner name, not the two copies the decoder made for this message (less memory per
         # resting order, and fewer distinct objects for a young collection to visit).
         # Bounded like the other caches here: clients choose owner names.
         msg["symbol"] = book.symbol

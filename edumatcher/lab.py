@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .process_groups import descendants, signal_group
+
 __all__ = ["LabServer", "LabStartError", "free_port", "lab_argv", "start_lab"]
 
 LOCALHOST = "127.0.0.1"
@@ -171,18 +173,18 @@ class LabServer:
         if self._stopped:
             return
         self._stopped = True
-        descendants = _descendants(self.process.pid)
+        stragglers = descendants(self.process.pid)
         if self.process.poll() is None:
             try:
                 self.api("api/shutdown", method="POST", timeout=5.0)
             except (OSError, urllib.error.URLError, ValueError):
                 pass  # fall through to signals
             if not _wait(self.process, timeout / 2):
-                _signal_group(self.process, signal.SIGTERM)
+                signal_group(self.process.pid, signal.SIGTERM)
             if not _wait(self.process, timeout / 2):
-                _signal_group(self.process, signal.SIGKILL)
+                signal_group(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=timeout)
-        _kill_survivors(descendants, timeout)
+        _kill_survivors(stragglers, timeout)
 
     def __enter__(self) -> LabServer:
         return self
@@ -247,30 +249,6 @@ def _wait(process: subprocess.Popen[bytes], timeout: float) -> bool:
     except subprocess.TimeoutExpired:
         return False
     return True
-
-
-def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-    """Send *sig* to the process group that *process* leads (it was started in a new session)."""
-    try:
-        os.killpg(process.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _descendants(pid: int) -> list:
-    """Return psutil handles for every live descendant of *pid* ([] if psutil is missing).
-
-    psutil comes with ipykernel, which any machine running JupyterLab has; the import is
-    lazy so that ``edumatcher`` itself keeps orjson as its only dependency.
-    """
-    try:
-        import psutil
-    except ImportError:
-        return []
-    try:
-        return psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return []
 
 
 def _kill_survivors(processes: list, timeout: float) -> None:

@@ -79,7 +79,7 @@ __all__ = [
     "InterpreterInfo", "MachineInfo", "interpreter", "machine",
     "Measurement", "Pass", "PassRecord", "measure", "measure_passes", "interleave",
     "Comparison", "compare", "significance", "bimodal_split",
-    "MeasurementTable", "table", "format_seconds", "format_rate",
+    "MeasurementTable", "table", "format_seconds", "format_rate", "collector",
 ]
 
 MIN_REPEAT = 5
@@ -475,8 +475,14 @@ def _warnings_html(warnings: Sequence[str], prefix: str = "") -> str:
 
 
 @contextmanager
-def _collector(enabled: bool) -> Iterator[None]:
-    """Run the block with the cyclic collector on or off; restore its state afterwards."""
+def collector(enabled: bool) -> Iterator[None]:
+    """Run the block with the cyclic collector on or off; restore its state afterwards.
+
+    >>> import gc
+    >>> with collector(False):
+    ...     gc.isenabled()
+    False
+    """
     was_enabled = _gc.isenabled()
     if enabled:
         _gc.enable()
@@ -591,7 +597,7 @@ def measure(
             before()
         return inner(itertools.repeat(None, calls), time.perf_counter)
 
-    with _collector(gc):
+    with collector(gc):
         if number is None:
             number = _calibrate(sample, target)
         for _ in range(warmup):
@@ -671,7 +677,7 @@ def interleave(
     if not contenders:
         raise ValueError("interleave() needs at least one contender")
     samples: list[list[float]] = [[] for _ in contenders]
-    with _collector(gc):
+    with collector(gc):
         for round_no in range(-warmup, repeat):
             for slot, contender in enumerate(contenders):
                 data = contender.prepare() if contender.prepare is not None else None

@@ -298,10 +298,9 @@ def one_pass(engine: Any, ramp: Sequence[bytes], steady: Sequence[bytes], *, use
 
         # Phase 1: the opening ramp, spread over the freeze delay of market time.
         lulls: list[tuple[int, int]] = []
-        controls: list[int] = []
         first, started = monitor.pos, time.perf_counter()
-        _drive(handle, ramp, latencies, gc_inside, tick, market, FREEZE_DELAY_S / max(len(ramp), 1), 0, monitor, lulls,
-               controls)
+        # No lulls during the ramp (lull_every 0), so no control job either.
+        _drive(handle, ramp, latencies, gc_inside, tick, market, FREEZE_DELAY_S / max(len(ramp), 1), 0, monitor, lulls, [])
         n = len(ramp)
         stats = _phase_stats(latencies[:n], gc_inside[:n], monitor, first, monitor.pos, lulls)
         stats.seconds, stats.live_orders = time.perf_counter() - started, len(book)
@@ -315,7 +314,7 @@ def one_pass(engine: Any, ramp: Sequence[bytes], steady: Sequence[bytes], *, use
 
         # Phase 2: the steady stream, with a lull every lull_every messages.
         lulls = []
-        controls = []
+        controls: list[int] = []
         first, started = monitor.pos, time.perf_counter()
         _drive(handle, steady, latencies, gc_inside, tick, market, 1 / STEADY_RATE, lull_every, monitor, lulls, controls)
         n = len(steady)

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..book import OrderBook
 from ..gc_policy import GcPolicy
-from ..measure import Measurement, measure
+from ..measure import Measurement, collector, measure
 from ..metrics import GcMonitor
 from ..workloads import SYMBOL, apply, opening_ramp
 
@@ -68,17 +68,6 @@ def frozen() -> Iterator[int]:
         gc.unfreeze()
 
 
-@contextmanager
-def _collector_off() -> Iterator[None]:
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 class _Node:
     """A plain object that can point at another one (and be weakly referenced)."""
 
@@ -100,7 +89,7 @@ def refcount_and_cycle() -> list[tuple[str, str]]:
     def seen() -> str:
         return ", ".join(freed) if freed else "nothing"
 
-    with _collector_off():
+    with collector(False):
         plain = _Node("plain")
         weakref.finalize(plain, freed.append, "plain")
         del plain

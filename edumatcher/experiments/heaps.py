@@ -29,7 +29,7 @@ from typing import Any
 
 from ..bare_book import BareBook
 from ..book import COMPACT_SLACK, OrderBook
-from ..measure import Measurement, Pass, interleave, measure, measure_passes
+from ..measure import Measurement, Pass, collector, interleave, measure, measure_passes
 from ..model import TIF, Order, OrderType, Side
 from ..workloads import CANCEL, NEW, apply_prepared, cancel_heavy, opening_ramp, prepare, standard
 
@@ -301,27 +301,19 @@ class EntryLayoutRow:
 
 def _fresh_items(make: Callable[[int, int, object], object], n: int, start: int) -> list[object]:
     """``n`` items with their payloads, built with the collector off so all of them are in generation 0."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector(False):
         return [make(-(10_000 - (seq % 50)), seq, _Payload(seq)) for seq in range(start, start + n)]
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
-def _young_objects_after(build: Callable[[], object]) -> tuple[int, object]:
-    """Run ``build`` after a full collection, collector off; return (objects in generation 0 after it, what it built)."""
-    was_enabled = gc.isenabled()
+def _young_objects_added_by(build: Callable[[], object]) -> int:
+    """Run ``build`` after a full collection, collector off; return how many objects it added to generation 0."""
     gc.collect()
-    gc.disable()
-    try:
+    with collector(False):
         before = len(gc.get_objects(generation=0))
-        built = build()
-        return len(gc.get_objects(generation=0)) - before, built
-    finally:
-        if was_enabled:
-            gc.enable()
+        built = build()  # kept alive until counted
+        added = len(gc.get_objects(generation=0)) - before
+        del built
+        return added
 
 
 def entry_layouts(*, heap_size: int = 5_000, fresh: int = 1_000, repeat: int = 5, target: float = 0.05,
@@ -341,7 +333,7 @@ def entry_layouts(*, heap_size: int = 5_000, fresh: int = 1_000, repeat: int = 5
     """
     rows = []
     for label, make in ENTRY_LAYOUTS.items():
-        count, _ = _young_objects_after(lambda make=make: _fresh_items(make, fresh, 1))
+        count = _young_objects_added_by(lambda make=make: _fresh_items(make, fresh, 1))
         heap = _fresh_items(make, heap_size, 1)
         heapify(heap)
         seqs = itertools.count(heap_size + 1)
@@ -377,5 +369,5 @@ def tracked_per_resting_order(n: int = 2_000) -> float:
         for i in range(n):
             book.submit(Order(f"r{i}", "EDU", Side.BUY, OrderType.LIMIT, TIF.GTC, 1, 10_000 - i % 50, owner="ann"))
 
-    count, _ = _young_objects_after(rest_all)
+    count = _young_objects_added_by(rest_all)
     return count / n

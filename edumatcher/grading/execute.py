@@ -9,9 +9,7 @@ memory or the stored notebook.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +21,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
+
+from ..process_groups import signal_group
 
 __all__ = ["CellOutcome", "run_cells", "describe_error", "DEFAULT_MAX_OUTPUT_CHARS"]
 
@@ -197,7 +197,7 @@ async def run_cells(
                 on_outcome(_outcome_from_reply(index, replies[-1] if replies else None))
             return None
     finally:
-        _kill_group(kernel_pid)
+        signal_group(kernel_pid)  # the kernel leads its own group: this also catches what student code spawned
 
 
 def _outcome_from_reply(index: int, reply: dict[str, Any] | None) -> CellOutcome:
@@ -210,11 +210,3 @@ def _outcome_from_reply(index: int, reply: dict[str, Any] | None) -> CellOutcome
                                                       str(content.get("evalue", "")), content.get("traceback")))
 
 
-def _kill_group(pid: int | None) -> None:
-    """Kill the kernel's process group (it leads its own session), catching what student code spawned."""
-    if pid is None or not hasattr(os, "killpg"):
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

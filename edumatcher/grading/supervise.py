@@ -9,9 +9,7 @@ descendant seen just before are killed with SIGKILL, so no kernel outlives its s
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +19,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from ..process_groups import descendants, signal_group
 from .exercise import Exercise, load_exercise
 from .notebook_cells import notebook_text
 from .release import release_notebook
@@ -111,7 +110,7 @@ def _run_worker(job_path: Path, log_path: Path, events_path: Path, timeout: floa
             return f"the notebook did not finish within {timeout:g} s (--timeout) and was stopped", None
         kernel_pid = _kernel_pid(events_path)
         if kernel_pid is not None and not _kernel_stopped(events_path):
-            _kill_group(kernel_pid)  # the worker died before it could stop its kernel
+            signal_group(kernel_pid)  # the worker died before it could stop its kernel
     finally:
         with _live_lock:
             _live.pop(proc, None)
@@ -162,26 +161,12 @@ def _tail(path: Path, limit: int = 300) -> str:
     return ours[-1][-limit:] if ours else ""
 
 
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def _kill_tree(proc: subprocess.Popen[bytes], kernel_pid: int | None) -> None:
     """SIGKILL the worker, its kernel and everything they started; reap the worker."""
-    descendants = []
-    try:
-        import psutil  # optional: also catches children that left both process groups
-
-        descendants = psutil.Process(proc.pid).children(recursive=True)
-    except Exception:
-        pass
-    _kill_group(proc.pid)
-    if kernel_pid is not None:
-        _kill_group(kernel_pid)
-    for child in descendants:
+    stragglers = descendants(proc.pid)  # also catches children that left both process groups
+    signal_group(proc.pid)
+    signal_group(kernel_pid)
+    for child in stragglers:
         try:
             child.kill()
         except Exception:
