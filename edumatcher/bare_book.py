@@ -1,6 +1,6 @@
 """``BareBook``: the order book with every feature stripped, to show what features cost.
 
-Same heaps, same ``[k0, k1, order]`` entries, same lazy deletion, same ``Trade`` objects as ``OrderBook``;
+Same heaps, same int keys (``k0 * SEQ_SPAN + arrival_seq``) mapped to their orders, same lazy deletion, same ``Trade`` objects as ``OrderBook``;
 nothing else. It takes only GTC LIMIT orders and cancels, and does no validation, no
 depth or owner index, no icebergs, stops, self-match prevention, FOK or events.
 Compaction is kept (the same rule as ``OrderBook``: rebuild when the heaps hold more
@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from heapq import heapify, heappop, heappush
 
+from .book import SEQ_SPAN
 from .model import Order, OrderStatus, Side, Trade
 
 __all__ = ["BareBook"]
 
 _BUY = Side.BUY
+_SEQ_MASK = SEQ_SPAN - 1
 _NEW, _PARTIAL, _FILLED, _CANCELLED = OrderStatus.NEW, OrderStatus.PARTIALLY_FILLED, OrderStatus.FILLED, OrderStatus.CANCELLED
 
 
@@ -35,9 +37,10 @@ class BareBook:
     def __init__(self, symbol: str) -> None:
         self.symbol = symbol
         self.last_price: int | None = None
-        self._bids: list[list] = []  # [-price, arrival_seq, order or None when dead]
-        self._asks: list[list] = []  # [price, arrival_seq, order or None when dead]
-        self._entries: dict[str, list] = {}
+        self._bids: list[int] = []  # -price * SEQ_SPAN + arrival_seq
+        self._asks: list[int] = []  # price * SEQ_SPAN + arrival_seq
+        self._entries: dict[str, int] = {}  # order id -> key
+        self._live: dict[int, Order] = {}  # key -> order; a key not here is dead
         self._seq = self._trade_seq = self._dead = 0
 
     def submit(self, order: Order) -> list[Trade]:
@@ -47,16 +50,18 @@ class BareBook:
         remaining, price, oid, owner, side = order.qty, order.price, order.id, order.owner, order.side
         is_buy = side is _BUY
         heap, bound = (self._asks, price) if is_buy else (self._bids, -price)
+        limit = bound * SEQ_SPAN + _SEQ_MASK
+        live = self._live
         trades: list[Trade] = []
         tseq = self._trade_seq  # the same local-variable habits as OrderBook: compare features, not style
         while heap:
-            entry = heap[0]
-            resting = entry[2]
+            key = heap[0]
+            resting = live.get(key)
             if resting is None:
                 heappop(heap)
                 self._dead -= 1
                 continue
-            if entry[0] > bound:
+            if key > limit:
                 break
             r_rem = resting.remaining_qty
             q = remaining if remaining < r_rem else r_rem
@@ -75,6 +80,7 @@ class BareBook:
                 resting.status = _FILLED
                 heappop(heap)
                 del self._entries[rid]
+                del live[key]
             remaining -= q
             if not remaining:
                 break
@@ -86,26 +92,28 @@ class BareBook:
         if remaining:
             order.status = _PARTIAL if trades else _NEW
             if is_buy:
-                entry = self._entries[oid] = [-price, seq, order]
-                heappush(self._bids, entry)
+                key = -price * SEQ_SPAN + seq
+                heappush(self._bids, key)
             else:
-                entry = self._entries[oid] = [price, seq, order]
-                heappush(self._asks, entry)
+                key = price * SEQ_SPAN + seq
+                heappush(self._asks, key)
+            self._entries[oid] = key
+            live[key] = order
         else:
             order.status = _FILLED
         return trades
 
     def cancel(self, order_id: str) -> bool:
-        """Cancel a resting order: mark its entry dead. Amortised O(1)."""
-        entry = self._entries.pop(order_id, None)
-        if entry is None:
+        """Cancel a resting order: mark its key dead. Amortised O(1)."""
+        key = self._entries.pop(order_id, None)
+        if key is None:
             return False
-        entry[2].status = _CANCELLED
-        entry[2] = None
+        live = self._live
+        live.pop(key).status = _CANCELLED
         self._dead += 1
-        if self._dead > len(self._entries) + 64:  # total entries > 2 * live + 64
+        if self._dead > len(self._entries) + 64:  # total keys > 2 * live + 64
             for heap in (self._bids, self._asks):
-                heap[:] = [entry for entry in heap if entry[2] is not None]
+                heap[:] = [key for key in heap if key in live]
                 heapify(heap)
             self._dead = 0
         return True

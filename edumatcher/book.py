@@ -5,40 +5,43 @@ about how it follows them quickly.
 
 Heap-key invariant
 ------------------
-Each heap is a ``heapq`` list of *entries*, and an entry is a three-item list
-``[k0, k1, order]``:
+Each heap is a ``heapq`` list of *keys*, and a key is one int that packs a price and an
+arrival sequence number: ``key = k0 * SEQ_SPAN + arrival_seq`` with
 
-* bids:       ``[-price, arrival_seq, order]``       asks:       ``[price, arrival_seq, order]``
-* buy stops:  ``[stop_price, arrival_seq, order]``   sell stops: ``[-stop_price, arrival_seq, order]``
+* bids:       ``k0 = -price``        asks:       ``k0 = price``
+* buy stops:  ``k0 = stop_price``    sell stops: ``k0 = -stop_price``
 
-so ``heap[0]`` is the best order (best price, then earliest arrival) of its heap. Every
-live order (resting or pending stop) has exactly one entry whose ``entry[2]`` is that
-order, and that entry's key ``entry[0], entry[1]`` is computed from the order's current
-fields. An entry whose ``entry[2]`` is ``None`` is dead: its order left the book, and the
-entry waits to be popped when it reaches the top, or to be dropped by compaction.
+and ``0 < arrival_seq < SEQ_SPAN``, so ordering keys is equivalent to ordering the
+tuples ``(k0, arrival_seq)`` (``heap_key``, ``split_key``), and ``heap[0]`` is the best
+order (best price, then earliest arrival) of its heap. ``arrival_seq`` is unique per
+book, so no two keys are equal, in one heap or across the four. Every live order
+(resting or pending stop) has exactly one key in its heap, computed from its current
+fields, and ``_live[key]`` is that order. A key that is not in ``_live`` is dead: its
+order left the book, and the key waits to be popped when it reaches the top, or to be
+dropped by compaction.
 
-``arrival_seq`` is unique per book, so two keys never tie and a list comparison never
-reaches the third item (an ``Order`` or ``None``, which have no ordering).
-
-Why a list (``edumatcher.experiments.heaps.entry_layouts`` measures the choices): the
-entry must be mutable, so a cancel can mark it dead in O(1) while it stays inside the
-heap; a list is mutable, and compares item by item in C, so ordering never runs Python
-code. It is also *one* object the cyclic collector tracks, where an entry object inside
-a key tuple was two (three while the key tuple was kept on the entry). With the
-``Order`` that makes two tracked objects per resting order, and every young collection
-walks each one that arrived since the last (chapter 07, ``bench gc``). A dead entry lets
-go of its ``Order`` at once, so a cancelled order is freed as soon as nothing else
-holds it, not at the next compaction.
+Why one int (``edumatcher.experiments.heaps.entry_layouts`` measures the choices): an
+int holds no reference, so the cyclic collector never tracks it; a resting order costs
+the collector one tracked object, the ``Order`` itself, and a dead key costs none (a
+``[k0, k1, order]`` list entry was a second tracked object per order, and stayed one
+while dead). Every young collection walks each tracked object that arrived since the
+last (chapter 07, ``bench gc``). Comparing two ints is also one C comparison where two
+lists compare item by item, so a push and a pop cost less (``entry_layouts`` times both). A cancel
+still marks its key dead in O(1), by deleting it from ``_live``, and the ``Order``
+is freed as soon as nothing else holds it. The price: finding a key's order is one
+dict lookup instead of an index, and a book takes fewer than ``SEQ_SPAN`` (2**48)
+arrivals in its life: at a million a second, 8.9 years.
 
 Indexes, kept in step with every mutation (``check_invariants`` recomputes them all):
 
-* ``_entries``: order id -> entry, for every live order (``get``, ``cancel``, duplicates).
+* ``_entries``: order id -> key, for every live order (``get``, ``cancel``, duplicates).
+* ``_live``: key -> ``Order``, for every live order (the heaps' tops, compaction).
 * ``_bid_levels`` / ``_ask_levels``: price -> ``[order_count, displayed_qty, hidden_qty]``
   (``depth`` shows the first two; the FOK check adds the last two). Keeping the hidden
   part rather than the total means an ordinary order, which hides nothing, never
   touches the third slot: a fill updates one number instead of two.
 * ``_owners``: owner -> set of live order ids (``cancel_owner``, FOK self-exclusion).
-* ``_dead``: the number of dead entries in all four heaps (the compaction trigger).
+* ``_dead``: the number of dead keys in all four heaps (the compaction trigger).
 
 Compaction: when the four heaps hold more than ``compact_factor * live + compact_slack``
 entries, all of them are filtered and re-heapified. That costs O(n) but needs Omega(n)
@@ -50,7 +53,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from heapq import heapify, heappop, heappush
-from typing import Any, TypeAlias
+from operator import attrgetter
 
 from .model import (
     TIF,
@@ -64,7 +67,7 @@ from .model import (
 )
 from .rules import MAX_PRICE, validate_new_order
 
-__all__ = ["OrderBook", "COMPACT_FACTOR", "COMPACT_SLACK", "Entry", "Event"]
+__all__ = ["OrderBook", "COMPACT_FACTOR", "COMPACT_SLACK", "SEQ_BITS", "SEQ_SPAN", "Event", "heap_key", "split_key"]
 
 COMPACT_FACTOR = 2
 """Compact when heap entries exceed ``COMPACT_FACTOR * live + COMPACT_SLACK``."""
@@ -85,12 +88,40 @@ _FILLED, _CANCELLED = OrderStatus.FILLED, OrderStatus.CANCELLED
 _GTC, _DAY = TIF.GTC, TIF.DAY
 _RESTING_STATUSES = frozenset({_NEW, _PARTIAL})
 
-# A bound every key passes: bids and sell stops hold negated prices, asks at most MAX_PRICE.
+SEQ_BITS = 48
+"""Bits of a heap key that hold the arrival sequence number (see the module docstring)."""
+SEQ_SPAN = 1 << SEQ_BITS
+"""``key = k0 * SEQ_SPAN + arrival_seq``; a book's ``arrival_seq`` stays below it."""
+_SEQ_MASK = SEQ_SPAN - 1
+# Checked once per submit, with room for every number one submit can hand out (a stop
+# fired, an iceberg refreshed per fill): refusing early is cheaper than checking each.
+_SEQ_LIMIT = SEQ_SPAN - (1 << 32)
+
+# A bound every price passes: bids and sell stops hold negated prices, asks at most MAX_PRICE.
 _NO_LIMIT = MAX_PRICE
+_NO_LIMIT_KEY = _NO_LIMIT * SEQ_SPAN + _SEQ_MASK
+_ARRIVAL = attrgetter("arrival_seq")
 
 
-Entry: TypeAlias = list[Any]
-"""A heap entry, ``[k0, k1, order]``; ``order`` is ``None`` once the entry is dead (see above)."""
+def heap_key(k0: int, arrival_seq: int) -> int:
+    """The heap key of ``(k0, arrival_seq)``: ``k0 * SEQ_SPAN + arrival_seq``. O(1).
+
+    Keys order exactly as the tuples do, for ``0 <= arrival_seq < SEQ_SPAN``:
+
+    >>> heap_key(-101, 7) < heap_key(-100, 3) < heap_key(-100, 4)
+    True
+    >>> split_key(heap_key(-100, 4))
+    (-100, 4)
+    """
+    return k0 * SEQ_SPAN + arrival_seq
+
+
+def split_key(key: int) -> tuple[int, int]:
+    """``(k0, arrival_seq)`` of a heap key; the inverse of ``heap_key``. O(1).
+
+    A right shift floors, so a negative ``k0`` comes back whole.
+    """
+    return key >> SEQ_BITS, key & _SEQ_MASK
 
 
 class OrderBook:
@@ -137,11 +168,12 @@ class OrderBook:
             raise ValueError(f"need compact_factor >= 1 and compact_slack >= 0, not {compact_factor!r}, {compact_slack!r}")
         self._compact_factor = compact_factor
         self._compact_slack = compact_slack
-        self._bids: list[Entry] = []
-        self._asks: list[Entry] = []
-        self._buy_stops: list[Entry] = []
-        self._sell_stops: list[Entry] = []
-        self._entries: dict[str, Entry] = {}
+        self._bids: list[int] = []
+        self._asks: list[int] = []
+        self._buy_stops: list[int] = []
+        self._sell_stops: list[int] = []
+        self._entries: dict[str, int] = {}  # order id -> its key
+        self._live: dict[int, Order] = {}  # key -> its order; a key not here is dead
         self._bid_levels: dict[int, list[int]] = {}
         self._ask_levels: dict[int, list[int]] = {}
         # A defaultdict: filing an order is one subscript, with no "first order of this
@@ -181,6 +213,9 @@ class OrderBook:
         entries = self._entries
         if order.id in entries:
             raise OrderRejected(RejectReason.DUPLICATE_ID, f"order id {order.id!r} is already live in the book")
+        if self._seq >= _SEQ_LIMIT:
+            raise OverflowError(f"book {self.symbol!r} has handed out {self._seq:,} arrival numbers: "
+                                f"its heap keys hold fewer than 2**{SEQ_BITS}; start a new book")
         self.events = events = []
         trades: list[Trade] = []
         self._seq = order.arrival_seq = self._seq + 1
@@ -205,14 +240,17 @@ class OrderBook:
                 is_buy = False
                 heap = self._bids
                 bound = _NO_LIMIT if price is None else -price
+            # The largest key at a price within the bound: k0 <= bound <=> key <= limit.
+            limit = _NO_LIMIT_KEY if price is None else bound * SEQ_SPAN + _SEQ_MASK
             remaining = order.remaining_qty
             tif = order.tif
             killed = False  # set when self-match prevention cancels the order
             # Keys only grow down a heap, so a top beyond the bound (dead or alive) means
             # nothing crosses: the order just rests, and the matching locals are not bound.
             # A FOK that cannot fill now skips matching and is cancelled below, untouched.
-            if heap and heap[0][0] <= bound and (tif is not _FOK or self._fok_can_fill(order, is_buy, bound)):
+            if heap and heap[0] <= limit and (tif is not _FOK or self._fok_can_fill(order, is_buy, bound)):
                 levels = self._ask_levels if is_buy else self._bid_levels
+                live = self._live
                 oid = order.id
                 owner = order.owner
                 side = order.side
@@ -225,29 +263,29 @@ class OrderBook:
                 start = remaining  # an order is run unfilled: new, or a stop that just fired
                 decremented = 0  # quantity taken away by DECREMENT, not by fills
                 while heap:
-                    entry = heap[0]
-                    resting = entry[2]
+                    key = heap[0]
+                    resting = live.get(key)
                     if resting is None:  # dead: pop it on the way
                         heappop(heap)
                         self._dead -= 1
                         continue
-                    if entry[0] > bound:
+                    if key > limit:
                         break
                     if smp is not _SMP_NONE and resting.owner == owner:
                         if smp is _CANCEL_OLDEST:
-                            self._cancel_live(entry, events)
+                            self._cancel_live(key, events)
                             continue
                         if smp is _CANCEL_NEWEST:
                             killed = True
                             break
                         if smp is _CANCEL_BOTH:
-                            self._cancel_live(entry, events)
+                            self._cancel_live(key, events)
                             killed = True
                             break
                         # DECREMENT: the smaller side is cancelled, the larger shrinks by it.
                         r = resting.remaining_qty
                         if remaining > r:
-                            self._cancel_live(entry, events)
+                            self._cancel_live(key, events)
                             remaining -= r
                             decremented += r
                             if a_vis > remaining:
@@ -266,7 +304,7 @@ class OrderBook:
                             else:
                                 lv[2] -= remaining
                         else:
-                            self._cancel_live(entry, events)
+                            self._cancel_live(key, events)
                         killed = True
                         break
                     r_vis = resting.visible_qty
@@ -299,12 +337,14 @@ class OrderBook:
                             lv[2] -= r_vis  # the new peak comes out of the hidden quantity
                             self._seq = resting.arrival_seq = self._seq + 1
                             heappop(heap)
+                            del live[key]
                             entries[rid] = self._push_resting(resting)
                     else:
                         resting.status = _FILLED
                         resting.visible_qty = 0
                         heappop(heap)
                         del entries[rid]
+                        del live[key]
                         ids = owners[resting.owner]
                         if len(ids) == 1:
                             del owners[resting.owner]
@@ -371,7 +411,7 @@ class OrderBook:
     def cancel(self, order_id: str) -> bool:
         """Cancel a resting order or pending stop; False (and no change) for any other id.
 
-        Marks the heap entry dead and updates the indexes: amortised O(1)
+        Marks the order's heap key dead and updates the indexes: amortised O(1)
         (compaction, O(n), runs after Omega(n) cancels).
 
         >>> from edumatcher.model import Order, Side, OrderType, TIF
@@ -382,16 +422,15 @@ class OrderBook:
         """
         entries = self._entries
         try:
-            entry = entries.pop(order_id, None)
+            key = entries.pop(order_id, None)
         except TypeError:  # an unhashable id is not live either
-            entry = None
-        if entry is None:
+            key = None
+        if key is None:
             if self.events:  # cleared, without allocating when it already is
                 self.events = []
             return False
         # Inlined _cancel_live: cancel is a third of the standard workload.
-        order = entry[2]
-        entry[2] = None  # dead: the heap no longer holds the order
+        order = self._live.pop(key)  # its key is dead from now on
         owner = order.owner
         ids = self._owners[owner]
         if len(ids) == 1:
@@ -435,11 +474,11 @@ class OrderBook:
             return []
         if not ids:
             return []
-        entries = self._entries
-        doomed = sorted((entries[oid] for oid in ids), key=_arrival_seq_of)
-        cancelled = [entry[2].id for entry in doomed]
-        for entry in doomed:
-            self._cancel_live(entry, events)
+        entries, live = self._entries, self._live
+        doomed = sorted((live[entries[oid]] for oid in ids), key=_ARRIVAL)
+        cancelled = [order.id for order in doomed]
+        for order in doomed:
+            self._cancel_live(entries[order.id], events)
         live = len(entries)
         if live + self._dead > self._compact_factor * live + self._compact_slack:
             self._compact()
@@ -457,12 +496,12 @@ class OrderBook:
         (100, None)
         """
         top = self._live_top(self._bids)
-        return None if top is None else -top[0]
+        return None if top is None else self._live[top].price
 
     def best_ask(self) -> int | None:
         """Lowest ask price in ticks, or None. Amortised O(1): pops dead entries off the top."""
         top = self._live_top(self._asks)
-        return None if top is None else top[0]
+        return None if top is None else self._live[top].price
 
     def depth(self, levels: int | None = None) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
         """Return ``(bids, asks)``: ``(price, order_count, displayed_qty)`` per level, best first.
@@ -498,10 +537,10 @@ class OrderBook:
         True
         """
         try:
-            entry = self._entries.get(order_id)
+            key = self._entries.get(order_id)
         except TypeError:
             return None
-        return None if entry is None else entry[2]
+        return None if key is None else self._live[key]
 
     def __len__(self) -> int:
         """Number of live orders: resting plus pending stops. O(1)."""
@@ -520,29 +559,31 @@ class OrderBook:
 
     # ------------------------------------------------------------------ the matching engine
 
-    def _push_resting(self, order: Order) -> Entry:
-        """File a new entry for a resting order in its side's heap and return it. O(log n).
+    def _push_resting(self, order: Order) -> int:
+        """File a resting order: push its key on its side's heap, map the key to it; return the key. O(log n).
 
         The one place a resting key is built: a subclass may override this to plant a
         priority bug (the differential test does).
         """
         if order.side is _BUY:
-            entry = [-order.price, order.arrival_seq, order]
-            heappush(self._bids, entry)
+            key = -order.price * SEQ_SPAN + order.arrival_seq
+            heappush(self._bids, key)
         else:
-            entry = [order.price, order.arrival_seq, order]
-            heappush(self._asks, entry)
-        return entry
+            key = order.price * SEQ_SPAN + order.arrival_seq
+            heappush(self._asks, key)
+        self._live[key] = order
+        return key
 
-    def _push_stop(self, order: Order) -> Entry:
-        """File a new entry for a pending stop and return it: buy stops by lowest, sell stops by highest stop price."""
+    def _push_stop(self, order: Order) -> int:
+        """File a pending stop and return its key: buy stops by lowest, sell stops by highest stop price. O(log n)."""
         if order.side is _BUY:
-            entry = [order.stop_price, order.arrival_seq, order]
-            heappush(self._buy_stops, entry)
+            key = order.stop_price * SEQ_SPAN + order.arrival_seq
+            heappush(self._buy_stops, key)
         else:
-            entry = [-order.stop_price, order.arrival_seq, order]
-            heappush(self._sell_stops, entry)
-        return entry
+            key = -order.stop_price * SEQ_SPAN + order.arrival_seq
+            heappush(self._sell_stops, key)
+        self._live[key] = order
+        return key
 
     def _fok_can_fill(self, order: Order, is_buy: bool, bound: int) -> bool:
         """Could ``order`` fill completely right now? O(L + k): L opposite levels, k own orders.
@@ -561,9 +602,9 @@ class OrderBook:
                 if -p <= bound:
                     available += lv[1] + lv[2]
         if available >= need and order.smp is not _SMP_NONE:
-            entries = self._entries
+            entries, live = self._entries, self._live
             for oid in self._owners.get(order.owner, ()):
-                own = entries[oid][2]
+                own = live[entries[oid]]
                 if own.side is not order.side and own.status is not _PENDING:
                     k0 = own.price if is_buy else -own.price
                     if k0 <= bound:
@@ -595,31 +636,32 @@ class OrderBook:
         over the dead entries popped on the way; O(log n) to take one out.
         """
         last = self.last_price
+        live = self._live
         buy_stops = self._buy_stops
-        while buy_stops and buy_stops[0][2] is None:
+        while buy_stops and buy_stops[0] not in live:
             heappop(buy_stops)
             self._dead -= 1
-        if buy_stops and last >= buy_stops[0][0]:
+        # A buy stop fires when stop_price <= last, a sell stop when -stop_price <= -last.
+        if buy_stops and buy_stops[0] <= last * SEQ_SPAN + _SEQ_MASK:
             heap = buy_stops
         else:
             sell_stops = self._sell_stops
-            while sell_stops and sell_stops[0][2] is None:
+            while sell_stops and sell_stops[0] not in live:
                 heappop(sell_stops)
                 self._dead -= 1
-            if sell_stops and last <= -sell_stops[0][0]:
+            if sell_stops and sell_stops[0] <= -last * SEQ_SPAN + _SEQ_MASK:
                 heap = sell_stops
             else:
                 return None
-        order = heappop(heap)[2]
+        order = live.pop(heappop(heap))
         del self._entries[order.id]
         self._forget_owner(order)
         self._fire(order, events)
         return order
 
-    def _cancel_live(self, entry: Entry, events: list[Event]) -> None:
-        """Take a live order out of the book (any cause): mark its entry dead, fix every index. O(1)."""
-        order = entry[2]
-        entry[2] = None
+    def _cancel_live(self, key: int, events: list[Event]) -> None:
+        """Take a live order out of the book (any cause): mark its key dead, fix every index. O(1)."""
+        order = self._live.pop(key)
         self._dead += 1
         del self._entries[order.id]
         self._forget_owner(order)
@@ -644,17 +686,19 @@ class OrderBook:
             ids.discard(order.id)
 
     def _compact(self) -> None:
-        """Drop every dead entry from the four heaps and re-heapify them. O(n)."""
+        """Drop every dead key from the four heaps and re-heapify them. O(n)."""
+        live = self._live
         for heap in (self._bids, self._asks, self._buy_stops, self._sell_stops):
-            heap[:] = [entry for entry in heap if entry[2] is not None]
+            heap[:] = [key for key in heap if key in live]
             heapify(heap)
         self._dead = 0
 
-    def _live_top(self, heap: list[Entry]) -> Entry | None:
-        """The top entry that is live, popping dead ones on the way; None if empty."""
+    def _live_top(self, heap: list[int]) -> int | None:
+        """The top key that is live, popping dead ones on the way; None if empty."""
+        live = self._live
         while heap:
             top = heap[0]
-            if top[2] is not None:
+            if top in live:
                 return top
             heappop(heap)
             self._dead -= 1
@@ -665,8 +709,8 @@ class OrderBook:
     def check_invariants(self) -> None:
         """Recompute every index from the heaps and compare; raise AssertionError showing the book.
 
-        Checks the heap property and the heap-key invariant, one valid entry per live
-        order, the level, owner and dead-entry counts, the compaction bound, an
+        Checks the heap property and the heap-key invariant, one live key per live
+        order, the level, owner and dead-key counts, the compaction bound, an
         uncrossed book and no triggerable pending stop. O(n log n); for tests only.
         """
         try:
@@ -676,25 +720,26 @@ class OrderBook:
 
     def _check(self) -> None:
         heaps = {"bids": self._bids, "asks": self._asks, "buy_stops": self._buy_stops, "sell_stops": self._sell_stops}
-        seen: dict[str, Entry] = {}
+        seen: dict[str, Order] = {}
         dead = 0
         levels: dict[str, dict[int, list[int]]] = {"bids": {}, "asks": {}}
         owners: dict[str, set[str]] = {}
         for name, heap in heaps.items():
-            for i, entry in enumerate(heap):
-                assert type(entry) is list and len(entry) == 3, f"{name}[{i}] is not a [k0, k1, order] list: {entry!r}"
-                k0, k1, o = entry
-                assert type(k0) is int and type(k1) is int, f"{name}[{i}]: key {(k0, k1)!r} is not two ints"
+            for i, key in enumerate(heap):
+                assert type(key) is int, f"{name}[{i}] is not an int key: {key!r}"
                 for child in (2 * i + 1, 2 * i + 2):
                     if child < len(heap):
-                        assert heap[child][:2] > [k0, k1], f"{name}: heap order broken between {i} and {child}"
+                        assert heap[child] > key, f"{name}: heap order broken between {i} and {child}"
+                o = self._live.get(key)
                 if o is None:
                     dead += 1
                     continue
-                assert isinstance(o, Order), f"{name}[{i}] holds {o!r}, not an Order"
-                assert o.id not in seen, f"order {o.id!r} has two valid entries"
-                seen[o.id] = entry
-                assert self._entries.get(o.id) is entry, f"valid entry of {o.id!r} is not the one in _entries"
+                k0, k1 = split_key(key)
+                assert isinstance(o, Order), f"{name}[{i}] maps to {o!r}, not an Order"
+                assert o.id not in seen, f"order {o.id!r} has two live keys"
+                seen[o.id] = o
+                assert self._entries.get(o.id) == key, f"live key of {o.id!r} is not the one in _entries"
+                assert 0 < o.arrival_seq < SEQ_SPAN, f"{o.id!r} has arrival_seq {o.arrival_seq} outside its key's bits"
                 assert o.symbol == self.symbol, f"order {o.id!r} has symbol {o.symbol!r}"
                 is_buy = o.side is _BUY
                 if name in ("bids", "asks"):
@@ -724,9 +769,10 @@ class OrderBook:
                 assert o.arrival_seq <= self._seq, f"{o.id!r} has arrival_seq from the future"
                 owners.setdefault(o.owner, set()).add(o.id)
         assert len(seen) == len(self._entries), (
-            f"_entries holds {sorted(set(self._entries) - set(seen))} with no valid heap entry"
+            f"_entries holds {sorted(set(self._entries) - set(seen))} with no live heap key"
         )
-        assert dead == self._dead, f"_dead is {self._dead} but the heaps hold {dead} dead entries"
+        assert len(self._live) == len(seen), f"_live maps {len(self._live)} keys for {len(seen)} live orders in the heaps"
+        assert dead == self._dead, f"_dead is {self._dead} but the heaps hold {dead} dead keys"
         assert levels["bids"] == self._bid_levels, f"bid levels {self._bid_levels} != recomputed {levels['bids']}"
         assert levels["asks"] == self._ask_levels, f"ask levels {self._ask_levels} != recomputed {levels['asks']}"
         assert owners == dict(self._owners), f"owner index {dict(self._owners)} != recomputed {owners}"
@@ -739,8 +785,7 @@ class OrderBook:
         assert ask is None or ask == min(self._ask_levels), "best_ask disagrees with the level index"
         last = self.last_price
         if last is not None:
-            for entry in seen.values():
-                o = entry[2]
+            for o in seen.values():
                 if o.status is _PENDING:
                     fires = last >= o.stop_price if o.side is _BUY else last <= o.stop_price
                     assert not fires, f"pending stop {o.id!r} (stop {o.stop_price}) should have fired at {last}"
@@ -755,7 +800,7 @@ class OrderBook:
         for name, heap in (("bids", self._bids), ("asks", self._asks),
                            ("buy_stops", self._buy_stops), ("sell_stops", self._sell_stops)):
             lines.append(f"  {name} ({len(heap)} entries, heap order):")
-            lines.extend(f"    {line}" for line in _describe(heap))
+            lines.extend(f"    {line}" for line in _describe(heap, self._live))
         lines.append(f"  bid levels: {dict(sorted(self._bid_levels.items(), reverse=True))}")
         lines.append(f"  ask levels: {dict(sorted(self._ask_levels.items()))}")
         lines.append(f"  owners: { {k: sorted(v) for k, v in sorted(self._owners.items())} }")
@@ -763,18 +808,17 @@ class OrderBook:
         return "\n".join(lines)
 
 
-def _describe(heap: list[Entry]) -> Iterator[str]:
-    for k0, k1, o in heap:
+def _describe(heap: list[int], live: dict[int, Order]) -> Iterator[str]:
+    for key in heap:
+        k0, k1 = split_key(key)
+        o = live.get(key)
         if o is None:
-            yield f"[{k0}, {k1}] DEAD"
+            yield f"({k0}, {k1}) DEAD"
             continue
         yield (
-            f"[{k0}, {k1}] live id={o.id!r} owner={o.owner!r} "
+            f"({k0}, {k1}) live id={o.id!r} owner={o.owner!r} "
             f"{o.side.value} {o.order_type.value} {o.tif.value} price={o.price} stop={o.stop_price} "
             f"status={o.status.value} qty={o.qty} filled={o.filled_qty} remaining={o.remaining_qty} "
             f"visible={o.visible_qty} display={o.display_qty} seq={o.arrival_seq} smp={o.smp.value}"
         )
 
-
-def _arrival_seq_of(entry: Entry) -> int:
-    return entry[2].arrival_seq

@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from .book import OrderBook
+from .book import SEQ_SPAN, OrderBook, heap_key
 from .model import Order, OrderRejected, OrderStatus, Side, Trade
 from .rules import MAX_QTY
 
@@ -434,7 +434,7 @@ def shrink_case(case: Case, make_book: BookFactory, make_reference: BookFactory)
 class LifoTieBook(OrderBook):
     """``OrderBook`` with a planted time-priority bug: at equal prices the NEWEST order fills first.
 
-    The bug is one sign in the heap key (``-arrival_seq`` instead of ``arrival_seq``),
+    The bug is one sign in the heap key (``SEQ_SPAN - arrival_seq`` instead of ``arrival_seq``),
     the kind of slip seed 001 describes (taking the back of a price level's queue
     instead of its front). Prices still sort correctly, so any test whose orders
     rarely share a price passes.
@@ -445,17 +445,17 @@ class LifoTieBook(OrderBook):
     look at the key: the comparison with ``NaiveBook`` has to catch the bug alone.
     """
 
-    def _push_resting(self, order: Order) -> list[Any]:
+    def _push_resting(self, order: Order) -> int:
         k0 = -order.price if order.side is Side.BUY else order.price
-        k1 = -order.arrival_seq  # the bug: newest first among equal prices
-        entry = [k0, k1, order]
-        heappush(self._bids if order.side is Side.BUY else self._asks, entry)
-        return entry
+        key = heap_key(k0, SEQ_SPAN - order.arrival_seq)  # the bug: newest first among equal prices
+        heappush(self._bids if order.side is Side.BUY else self._asks, key)
+        self._live[key] = order
+        return key
 
     def check_invariants(self) -> None:
         """Only the key-blind checks: an uncrossed book, and ``len`` matching the live heap entries."""
         bid, ask = self.best_bid(), self.best_ask()
         assert bid is None or ask is None or bid < ask, f"book is crossed: bid {bid} >= ask {ask}"
-        valid = sum(entry[2] is not None for heap in (self._bids, self._asks, self._buy_stops, self._sell_stops)
-                    for entry in heap)
-        assert valid == len(self), f"{valid} valid heap entries for {len(self)} live orders"
+        valid = sum(key in self._live for heap in (self._bids, self._asks, self._buy_stops, self._sell_stops)
+                    for key in heap)
+        assert valid == len(self), f"{valid} live heap keys for {len(self)} live orders"

@@ -15,6 +15,7 @@ import pytest
 
 import edumatcher.bare_book
 import edumatcher.book
+import edumatcher.rules
 from edumatcher.bare_book import BareBook
 from edumatcher.book import OrderBook
 from edumatcher.model import TIF, Order, OrderStatus, OrderType, SelfMatch, Side
@@ -769,11 +770,12 @@ def test_get_and_len_cover_resting_orders_and_pending_stops() -> None:
 class LifoAtEqualPrice(OrderBook):
     """The planted bug of the course: newest first among equal prices."""
 
-    def _push_resting(self, o: Order) -> list[Any]:
+    def _push_resting(self, o: Order) -> int:
         k0 = -o.price if o.side is BUY else o.price
-        entry = [k0, -o.arrival_seq, o]
-        edumatcher.book.heappush(self._bids if o.side is BUY else self._asks, entry)
-        return entry
+        key = edumatcher.book.heap_key(k0, edumatcher.book.SEQ_SPAN - o.arrival_seq)
+        edumatcher.book.heappush(self._bids if o.side is BUY else self._asks, key)
+        self._live[key] = o
+        return key
 
 
 def test_push_resting_is_the_one_place_a_subclass_can_plant_a_priority_bug() -> None:
@@ -785,6 +787,25 @@ def test_push_resting_is_the_one_place_a_subclass_can_plant_a_priority_bug() -> 
     with pytest.raises(AssertionError) as caught:  # ... and check_invariants sees the key
         book.check_invariants()
     assert "does not match price" in str(caught.value) and "OrderBook 'XYZ'" in str(caught.value)
+
+
+def test_heap_keys_order_as_their_tuples_and_come_apart_again() -> None:
+    rng = random.Random(3)
+    span, top = edumatcher.book.SEQ_SPAN, edumatcher.rules.MAX_PRICE
+    pairs = [(rng.choice((-1, 1)) * rng.randrange(1, top + 1), rng.randrange(1, span)) for _ in range(2000)]
+    pairs += [(-top, 1), (-top, span - 1), (-1, span - 1), (1, 1), (top, span - 1), (5, 2), (5, 1)]
+    assert sorted(pairs) == sorted(pairs, key=lambda p: edumatcher.book.heap_key(*p))
+    assert all(edumatcher.book.split_key(edumatcher.book.heap_key(*p)) == p for p in pairs)
+
+
+def test_a_book_out_of_arrival_numbers_refuses_the_order_and_changes_nothing() -> None:
+    book = OrderBook(SYM)
+    book.submit(order("a", BUY, 5, 100))
+    book._seq = edumatcher.book._SEQ_LIMIT  # as if it had taken 2**48 - 2**32 arrivals
+    before = book.dump()
+    with pytest.raises(OverflowError, match="start a new book"):
+        book.submit(order("b", SELL, 5, 100))
+    assert book.dump() == before
 
 
 def test_check_invariants_reports_a_corrupted_index_with_the_whole_book() -> None:

@@ -45,16 +45,17 @@ def busy_book() -> OrderBook:
         book.submit(good(id=oid, side=side, qty=qty, price=price, **extra))
     book.submit(good(id="stop", side=Side.BUY, order_type=OrderType.STOP, price=None, stop_price=110, qty=2))
     book.submit(good(id="hit", side=Side.BUY, qty=6, price=102))  # trades: last_price 102, a1 filled
-    book.cancel("gone")  # leaves a dead heap entry
+    book.cancel("gone")  # leaves a dead heap key
     book.check_invariants()
     return book
 
 
 def snapshot(book: OrderBook) -> dict[str, Any]:
-    """Everything a refusal must leave alone, copied deeply (the heaps as plain tuples)."""
+    """Everything a refusal must leave alone, copied deeply (each heap key with its order, if live)."""
     heaps = {}
     for name in ("_bids", "_asks", "_buy_stops", "_sell_stops"):
-        heaps[name] = [(k0, k1, id(e), None if o is None else o.to_dict()) for e in getattr(book, name) for k0, k1, o in [e]]
+        heaps[name] = [(key, None if (o := book._live.get(key)) is None else (id(o), o.to_dict()))
+                       for key in getattr(book, name)]
     return {
         "depth": book.depth(),
         "best": (book.best_bid(), book.best_ask()),
@@ -63,7 +64,8 @@ def snapshot(book: OrderBook) -> dict[str, Any]:
         "events": list(book.events),
         "events_list": id(book.events),
         "heaps": heaps,
-        "entries": {k: id(v) for k, v in book._entries.items()},
+        "entries": dict(book._entries),
+        "live": {key: id(o) for key, o in book._live.items()},
         "levels": copy.deepcopy((book._bid_levels, book._ask_levels)),
         "owners": copy.deepcopy(dict(book._owners)),
         "counters": (book._seq, book._trade_seq, book._dead),

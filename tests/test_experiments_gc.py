@@ -50,7 +50,7 @@ def test_frozen_refuses_to_run_over_someone_elses_freeze() -> None:
 
 def test_pauses_count_tracked_objects_that_grow_with_the_book() -> None:
     rows = collection_pauses((0, 3_000), repeat=5)
-    assert rows[1].tracked - rows[0].tracked >= 2 * 3_000  # the order and its heap entry, per resting order
+    assert rows[1].tracked - rows[0].tracked >= 3_000  # the Order, per resting order (its heap key is an int)
     assert all(r.full.repeat == 5 and r.full.number == 1 for r in rows)
 
 
@@ -95,7 +95,7 @@ def test_ramp_profile_steps_up_during_the_ramp() -> None:
     i = profile.ops.index(profile.ramp_end)
     assert profile.traced_bytes[i] > 2 * (profile.traced_bytes[-1] - profile.traced_bytes[i])
     counts = profile.freeze_counts
-    assert counts["end of the ramp"] - counts["start-up"] >= 2 * 2_000  # an Order and its heap entry each
+    assert counts["end of the ramp"] - counts["start-up"] >= 2_000  # an Order each (heap keys are ints)
     assert profile.resting_at_end > 0
 
 

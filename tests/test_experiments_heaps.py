@@ -66,24 +66,27 @@ def test_entry_layouts_count_tracked_objects_and_time_every_layout() -> None:
     rows = entry_layouts(heap_size=200, fresh=100, target=0.002)
     assert [r.label for r in rows] == list(ENTRY_LAYOUTS)
     counts = {r.label: r.tracked_per_order for r in rows}
-    # The payload plus: the list itself; a tuple and an entry; a tuple, an entry and its key tuple;
-    # an entry and its key tuple.
-    assert list(counts.values()) == [2.0, 3.0, 4.0, 3.0]
+    # The payload plus: nothing (an int is never tracked); the list itself; a tuple and an entry;
+    # a tuple, an entry and its key tuple; an entry and its key tuple.
+    assert list(counts.values()) == [1.0, 2.0, 3.0, 4.0, 3.0]
     for r in rows:
         assert r.push_pop.repeat >= 5 and r.young_collection.repeat >= 5
         assert r.push_pop.median > 0 and r.young_collection.median > 0
 
 
-def test_every_layout_orders_by_price_then_arrival_and_can_be_marked_dead() -> None:
-    for make in ENTRY_LAYOUTS.values():
-        items = [make(k0, k1, object()) for k0, k1 in ((5, 2), (4, 9), (5, 1), (4, 3))]
+def test_every_layout_orders_by_price_then_arrival_and_gives_back_its_order() -> None:
+    for layout in ENTRY_LAYOUTS.values():
+        orders = [object() for _ in range(4)]
+        table: dict = {}
+        items = [layout.make(k0, k1, o, table) for (k0, k1), o in zip(((5, 2), (4, 9), (5, 1), (4, 3)), orders, strict=True)]
         heap: list = []
         for item in items:
             heappush(heap, item)
-        popped = [heappop(heap) for _ in range(len(items))]
-        assert [items.index(i) for i in popped] == [3, 1, 2, 0]
+        taken = [layout.take(heappop(heap), table) for _ in range(len(items))]
+        assert [orders.index(o) for o in taken] == [3, 1, 2, 0]
+        assert not table  # taking lets go
 
 
-def test_a_resting_order_costs_the_collector_two_tracked_objects() -> None:
-    # the Order and its [k0, k1, order] heap entry; a little over 2 for the shared level and owner records
-    assert 2.0 <= tracked_per_resting_order(500) < 2.2
+def test_a_resting_order_costs_the_collector_one_tracked_object() -> None:
+    # the Order (its heap key is an int); a little over 1 for the shared level and owner records
+    assert 1.0 <= tracked_per_resting_order(500) < 1.2

@@ -8,9 +8,10 @@
   ``compact_factor`` values: the peak number of heap entries, how many rebuilds,
   and the time taken.
 * ``bare_vs_full``: ``BareBook`` and ``OrderBook`` on the same ``standard`` workload.
-* ``entry_layouts``: four ways to write a heap entry, and what each costs: a push
+* ``entry_layouts``: five ways to write a heap entry, and what each costs: a push
   and a pop, tracked objects per resting order, and a young collection over the
-  entries filed since the last one (why ``book.py`` chose ``[k0, k1, order]``).
+  entries filed since the last one (why ``book.py`` chose one int key per order,
+  with the order in a dict).
 
 >>> rows = compaction_sweep([2], n=300, repeat=5)
 >>> rows[0].factor, rows[0].peak_entries >= rows[0].peak_live
@@ -28,7 +29,7 @@ from heapq import heapify, heappop, heappush
 from typing import Any
 
 from ..bare_book import BareBook
-from ..book import COMPACT_SLACK, OrderBook
+from ..book import COMPACT_SLACK, OrderBook, heap_key
 from ..measure import Measurement, Pass, collector, interleave, measure, measure_passes
 from ..model import TIF, Order, OrderType, Side
 from ..workloads import CANCEL, NEW, apply_prepared, cancel_heavy, opening_ramp, prepare, standard
@@ -36,7 +37,7 @@ from ..workloads import CANCEL, NEW, apply_prepared, cancel_heavy, opening_ramp,
 __all__ = [
     "HeapEntry", "resting_heap", "DeletionCosts", "deletion_costs", "CompactionRow", "compaction_sweep",
     "compaction_trace",
-    "bare_vs_full", "EntryLayoutRow", "ENTRY_LAYOUTS", "entry_layouts", "tracked_per_resting_order",
+    "bare_vs_full", "EntryLayout", "EntryLayoutRow", "ENTRY_LAYOUTS", "entry_layouts", "tracked_per_resting_order",
 ]
 
 
@@ -260,7 +261,7 @@ class _FlagEntry:
 
 
 class _KeyedEntry:
-    """As ``_FlagEntry``, also keeping its key tuple (what ``OrderBook`` did before the list layout)."""
+    """As ``_FlagEntry``, also keeping its key tuple (``OrderBook``'s first layout)."""
 
     __slots__ = ("key", "order", "valid")
 
@@ -280,13 +281,40 @@ class _OrderedEntry:
         return self.key < other.key
 
 
-ENTRY_LAYOUTS: dict[str, Callable[[int, int, object], object]] = {
-    "[k0, k1, order] list (the book's)": lambda k0, k1, order: [k0, k1, order],
-    "(k0, k1, entry) tuple, entry with a flag": lambda k0, k1, order: (k0, k1, _FlagEntry(order)),
-    "(k0, k1, entry) tuple, entry keeps its key too": lambda k0, k1, order: (k0, k1, _KeyedEntry((k0, k1), order)),
-    "entry with __lt__ comparing its key": lambda k0, k1, order: _OrderedEntry((k0, k1), order),
+Table = dict[int, object]
+"""A layout's side table: key -> order, for the layout that keeps the order outside the heap item."""
+
+
+@dataclass(frozen=True)
+class EntryLayout:
+    """One way to write a heap item that can be marked dead in place.
+
+    ``make(k0, k1, order, table)`` builds the item for ``order`` (``table`` is used only
+    by a layout that keeps the order outside the item); ``take(item, table)`` returns
+    the order of an item just popped, and lets go of it.
+    """
+
+    make: Callable[[int, int, object, Table], object]
+    take: Callable[[object, Table], object]
+
+
+def _int_key(k0: int, k1: int, order: object, table: Table) -> int:
+    key = heap_key(k0, k1)
+    table[key] = order  # dead = not in the table
+    return key
+
+
+ENTRY_LAYOUTS: dict[str, EntryLayout] = {
+    "int key, order in a dict (the book's)": EntryLayout(_int_key, lambda key, table: table.pop(key)),  # type: ignore[arg-type]
+    "[k0, k1, order] list": EntryLayout(lambda k0, k1, order, table: [k0, k1, order], lambda item, table: item[2]),  # type: ignore[index]
+    "(k0, k1, entry) tuple, entry with a flag": EntryLayout(
+        lambda k0, k1, order, table: (k0, k1, _FlagEntry(order)), lambda item, table: item[2].order),  # type: ignore[index]
+    "(k0, k1, entry) tuple, entry keeps its key too": EntryLayout(
+        lambda k0, k1, order, table: (k0, k1, _KeyedEntry((k0, k1), order)), lambda item, table: item[2].order),  # type: ignore[index]
+    "entry with __lt__ comparing its key": EntryLayout(
+        lambda k0, k1, order, table: _OrderedEntry((k0, k1), order), lambda item, table: item.order),  # type: ignore[attr-defined]
 }
-"""Label -> builder of one heap item from ``(k0, k1, order)``; each item can be marked dead in place."""
+"""Label -> how that layout builds a heap item from ``(k0, k1, order)`` and gets the order back."""
 
 
 @dataclass(frozen=True)
@@ -299,19 +327,26 @@ class EntryLayoutRow:
     young_collection: Measurement  # per call: gc.collect(1) over ``fresh`` orders filed since the last
 
 
-def _fresh_items(make: Callable[[int, int, object], object], n: int, start: int) -> list[object]:
-    """``n`` items with their payloads, built with the collector off so all of them are in generation 0."""
+def _fresh_items(layout: EntryLayout, n: int, start: int) -> tuple[list[object], Table]:
+    """``n`` items with their payloads, and their side table, built with the collector off (all in generation 0)."""
+    make = layout.make
+    table: Table = {}
     with collector(False):
-        return [make(-(10_000 - (seq % 50)), seq, _Payload(seq)) for seq in range(start, start + n)]
+        return [make(-(10_000 - (seq % 50)), seq, _Payload(seq), table) for seq in range(start, start + n)], table
 
 
-def _young_objects_added_by(build: Callable[[], object]) -> int:
-    """Run ``build`` after a full collection, collector off; return how many objects it added to generation 0."""
+def _young_objects_added_by(build: Callable[[], Sequence[object]]) -> int:
+    """Run ``build`` after a full collection, collector off; return how many objects it added to generation 0.
+
+    ``build`` returns the containers that hold what it built; the tracked ones among
+    them (and the sequence itself) are not counted: they are the experiment's, one each.
+    """
     gc.collect()
     with collector(False):
         before = len(gc.get_objects(generation=0))
         built = build()  # kept alive until counted
         added = len(gc.get_objects(generation=0)) - before
+        added -= gc.is_tracked(built) + sum(gc.is_tracked(c) for c in built)
         del built
         return added
 
@@ -323,7 +358,7 @@ def entry_layouts(*, heap_size: int = 5_000, fresh: int = 1_000, repeat: int = 5
     * ``tracked_per_order``: objects the cyclic collector tracks per item, payload
       included, counted in generation 0 right after building ``fresh`` items.
     * ``push_pop``: one step builds an item with a new key, pushes it on a heap of
-      ``heap_size`` items and pops the top (so the heap keeps its size). Timed with
+      ``heap_size`` items, pops the top and takes its order (so the heap keeps its size). Timed with
       the collector off: this column is the heap's work, the next one the collector's.
     * ``young_collection``: ``gc.collect(1)`` right after ``fresh`` items were built,
       the work ``GcPolicy`` does at an idle tick. Each sample builds its items
@@ -332,42 +367,43 @@ def entry_layouts(*, heap_size: int = 5_000, fresh: int = 1_000, repeat: int = 5
     Cost: about ``len(ENTRY_LAYOUTS) * 2 * (repeat + 2) * target`` seconds.
     """
     rows = []
-    for label, make in ENTRY_LAYOUTS.items():
-        count = _young_objects_added_by(lambda make=make: _fresh_items(make, fresh, 1))
-        heap = _fresh_items(make, heap_size, 1)
+    for label, layout in ENTRY_LAYOUTS.items():
+        count = _young_objects_added_by(lambda layout=layout: _fresh_items(layout, fresh, 1))
+        heap, table = _fresh_items(layout, heap_size, 1)
         heapify(heap)
         seqs = itertools.count(heap_size + 1)
 
-        def step(heap: list[object] = heap, make: Callable[[int, int, object], object] = make,
+        def step(heap: list[object] = heap, table: Table = table, layout: EntryLayout = layout,
                  seqs: Any = seqs) -> None:
             seq = next(seqs)
-            heappush(heap, make(-(10_000 - (seq * 7919) % 50), seq, _Payload(seq)))
-            heappop(heap)
+            heappush(heap, layout.make(-(10_000 - (seq * 7919) % 50), seq, _Payload(seq), table))
+            layout.take(heappop(heap), table)
 
         push_pop = measure(step, repeat=repeat, target=target, gc=False, label=f"push + pop: {label}")
 
-        def prepare(make: Callable[[int, int, object], object] = make) -> object:
+        def prepare(layout: EntryLayout = layout) -> object:
             gc.collect()  # older garbage out of the way: the young generations hold only the new items
-            return _fresh_items(make, fresh, 1)
+            return _fresh_items(layout, fresh, 1)
 
         young = measure_passes(lambda items: gc.collect(1), prepare, label=f"gc.collect(1) over {fresh:,}: {label}",
                                repeat=repeat, gc=False)
-        rows.append(EntryLayoutRow(label, (count - 1) / fresh, push_pop, young))  # - 1: the list holding them
+        rows.append(EntryLayoutRow(label, count / fresh, push_pop, young))
     return rows
 
 
 def tracked_per_resting_order(n: int = 2_000) -> float:
     """Objects the collector tracks per resting order in a real ``OrderBook`` (the ``Order`` included). O(n).
 
-    >>> 1 <= tracked_per_resting_order(200) < 3
+    >>> 1 <= tracked_per_resting_order(200) < 2
     True
     """
     book = OrderBook("EDU")
 
-    def rest_all() -> None:
+    def rest_all() -> tuple[()]:
         # Each order is made inside the counted window, as a client's message would make it.
         for i in range(n):
             book.submit(Order(f"r{i}", "EDU", Side.BUY, OrderType.LIMIT, TIF.GTC, 1, 10_000 - i % 50, owner="ann"))
+        return ()  # the book holds them all
 
     count = _young_objects_added_by(rest_all)
     return count / n
