@@ -25,12 +25,13 @@ int holds no reference, so the cyclic collector never tracks it; a resting order
 the collector one tracked object, the ``Order`` itself, and a dead key costs none (a
 ``[k0, k1, order]`` list entry was a second tracked object per order, and stayed one
 while dead). Every young collection walks each tracked object that arrived since the
-last (chapter 07, ``bench gc``). Comparing two ints is also one C comparison where two
-lists compare item by item, so a push and a pop cost less (``entry_layouts`` times both). A cancel
+last (chapter 07, ``bench gc``). Comparing two ints is also one C comparison, where two
+lists compare item by item (``entry_layouts`` times a push and a pop of each). A cancel
 still marks its key dead in O(1), by deleting it from ``_live``, and the ``Order``
 is freed as soon as nothing else holds it. The price: finding a key's order is one
-dict lookup instead of an index, and a book takes fewer than ``SEQ_SPAN`` (2**48)
-arrivals in its life: at a million a second, 8.9 years.
+dict lookup instead of an index, and arrival numbers must stay below ``SEQ_SPAN``
+(2**48: at a million arrivals a second, 8.9 years). A book that gets near it hands
+its live orders new numbers, in the same order (``_renumber``).
 
 Indexes, kept in step with every mutation (``check_invariants`` recomputes them all):
 
@@ -93,9 +94,10 @@ SEQ_BITS = 48
 SEQ_SPAN = 1 << SEQ_BITS
 """``key = k0 * SEQ_SPAN + arrival_seq``; a book's ``arrival_seq`` stays below it."""
 _SEQ_MASK = SEQ_SPAN - 1
-# Checked once per submit, with room for every number one submit can hand out (a stop
-# fired, an iceberg refreshed per fill): refusing early is cheaper than checking each.
-_SEQ_LIMIT = SEQ_SPAN - (1 << 32)
+# Checked once per submit, leaving 2**40 numbers for what the submit itself hands out
+# (one per fired stop, up to two per fill): using them up in one call would take
+# hundreds of cascading stops for MAX_QTY, each filled one unit at a time.
+_SEQ_LIMIT = SEQ_SPAN - (1 << 40)
 
 # A bound every price passes: bids and sell stops hold negated prices, asks at most MAX_PRICE.
 _NO_LIMIT = MAX_PRICE
@@ -191,7 +193,8 @@ class OrderBook:
         Returns this call's trades in execution order; ``events`` holds everything that
         happened. ``now_ns`` is stamped on the order and on every trade of the call.
         A refused order raises ``OrderRejected`` before anything changes (``events``
-        included: they still describe the previous call).
+        included: they still describe the previous call). An accepted order may first
+        renumber the live orders' ``arrival_seq`` (``_renumber``; once in 2**48 arrivals).
 
         Complexity: O(log n) to rest, O(log n) per trade, O(1) for stops that do not
         fire (only the tops of the stop heaps are looked at); amortised, because dead
@@ -213,9 +216,8 @@ class OrderBook:
         entries = self._entries
         if order.id in entries:
             raise OrderRejected(RejectReason.DUPLICATE_ID, f"order id {order.id!r} is already live in the book")
-        if self._seq >= _SEQ_LIMIT:
-            raise OverflowError(f"book {self.symbol!r} has handed out {self._seq:,} arrival numbers: "
-                                f"its heap keys hold fewer than 2**{SEQ_BITS}; start a new book")
+        if self._seq >= _SEQ_LIMIT:  # after years of arrivals: nothing below can refuse the order now
+            self._renumber()
         self.events = events = []
         trades: list[Trade] = []
         self._seq = order.arrival_seq = self._seq + 1
@@ -403,8 +405,8 @@ class OrderBook:
         # Every way a submit shrinks the live count (a fill, a self-match cancel, a stop
         # leaving its heap) leaves an event; only then can the compaction bound be broken.
         if events:
-            live = len(entries)
-            if live + self._dead > self._compact_factor * live + self._compact_slack:
+            n_live = len(entries)
+            if n_live + self._dead > self._compact_factor * n_live + self._compact_slack:
                 self._compact()
         return trades
 
@@ -450,8 +452,8 @@ class OrderBook:
         order.status = _CANCELLED
         self.events = [("cancelled", order)]
         self._dead = dead = self._dead + 1
-        live = len(entries)
-        if live + dead > self._compact_factor * live + self._compact_slack:
+        n_live = len(entries)
+        if n_live + dead > self._compact_factor * n_live + self._compact_slack:
             self._compact()
         return True
 
@@ -479,8 +481,8 @@ class OrderBook:
         cancelled = [order.id for order in doomed]
         for order in doomed:
             self._cancel_live(entries[order.id], events)
-        live = len(entries)
-        if live + self._dead > self._compact_factor * live + self._compact_slack:
+        n_live = len(entries)
+        if n_live + self._dead > self._compact_factor * n_live + self._compact_slack:
             self._compact()
         return cancelled
 
@@ -559,18 +561,20 @@ class OrderBook:
 
     # ------------------------------------------------------------------ the matching engine
 
-    def _push_resting(self, order: Order) -> int:
-        """File a resting order: push its key on its side's heap, map the key to it; return the key. O(log n).
+    def _resting_key(self, order: Order) -> int:
+        """The heap key of a resting order: ``heap_key(-price or price, arrival_seq)``. O(1).
 
         The one place a resting key is built: a subclass may override this to plant a
         priority bug (the differential test does).
         """
         if order.side is _BUY:
-            key = -order.price * SEQ_SPAN + order.arrival_seq
-            heappush(self._bids, key)
-        else:
-            key = order.price * SEQ_SPAN + order.arrival_seq
-            heappush(self._asks, key)
+            return -order.price * SEQ_SPAN + order.arrival_seq
+        return order.price * SEQ_SPAN + order.arrival_seq
+
+    def _push_resting(self, order: Order) -> int:
+        """File a resting order: push its key on its side's heap, map the key to it; return the key. O(log n)."""
+        key = self._resting_key(order)
+        heappush(self._bids if order.side is _BUY else self._asks, key)
         self._live[key] = order
         return key
 
@@ -692,6 +696,25 @@ class OrderBook:
             heap[:] = [key for key in heap if key in live]
             heapify(heap)
         self._dead = 0
+
+    def _renumber(self) -> None:
+        """Give the live orders arrival numbers 1, 2, ... in their present order; rebuild the heaps. O(n log n).
+
+        Keeps every key below ``SEQ_SPAN`` in a book that has taken nearly 2**48
+        arrivals. Priority does not change: it depends on how arrival numbers compare,
+        and their order is kept. What does change is each live order's ``arrival_seq``.
+        Dead keys are dropped on the way.
+        """
+        orders = sorted(self._live.values(), key=_ARRIVAL)
+        self._live.clear()
+        for heap in (self._bids, self._asks, self._buy_stops, self._sell_stops):
+            heap.clear()
+        self._dead = 0
+        entries = self._entries
+        for seq, order in enumerate(orders, 1):
+            order.arrival_seq = seq
+            entries[order.id] = self._push_stop(order) if order.status is _PENDING else self._push_resting(order)
+        self._seq = len(orders)
 
     def _live_top(self, heap: list[int]) -> int | None:
         """The top key that is live, popping dead ones on the way; None if empty."""

@@ -33,7 +33,6 @@ import random
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from heapq import heappush
 from operator import attrgetter
 from typing import Any, Protocol
 
@@ -434,7 +433,7 @@ def shrink_case(case: Case, make_book: BookFactory, make_reference: BookFactory)
 class LifoTieBook(OrderBook):
     """``OrderBook`` with a planted time-priority bug: at equal prices the NEWEST order fills first.
 
-    The bug is one sign in the heap key (``SEQ_SPAN - arrival_seq`` instead of ``arrival_seq``),
+    The bug is one term of the heap key (``SEQ_SPAN - arrival_seq`` instead of ``arrival_seq``),
     the kind of slip seed 001 describes (taking the back of a price level's queue
     instead of its front). Prices still sort correctly, so any test whose orders
     rarely share a price passes.
@@ -445,12 +444,9 @@ class LifoTieBook(OrderBook):
     look at the key: the comparison with ``NaiveBook`` has to catch the bug alone.
     """
 
-    def _push_resting(self, order: Order) -> int:
+    def _resting_key(self, order: Order) -> int:
         k0 = -order.price if order.side is Side.BUY else order.price
-        key = heap_key(k0, SEQ_SPAN - order.arrival_seq)  # the bug: newest first among equal prices
-        heappush(self._bids if order.side is Side.BUY else self._asks, key)
-        self._live[key] = order
-        return key
+        return heap_key(k0, SEQ_SPAN - order.arrival_seq)  # the bug: newest first among equal prices
 
     def check_invariants(self) -> None:
         """Only the key-blind checks: an uncrossed book, and ``len`` matching the live heap entries."""

@@ -15,6 +15,7 @@ from edumatcher import workloads
 from edumatcher.benchmarks import gc_bench
 from edumatcher.cli import main
 from edumatcher.engine import Engine
+from edumatcher.metrics import GcMonitor
 
 
 def collector_state() -> tuple[tuple[int, ...], bool, int, int]:
@@ -117,6 +118,21 @@ def test_one_pass_restores_the_collector_when_the_engine_fails():
     with pytest.raises(RuntimeError, match="boom"):
         gc_bench.one_pass(Exploding(), [b"x"], [b"y"], use_policy=True)
     assert collector_state() == before
+
+
+def test_phase_stats_pairs_the_longest_collection_at_a_lull_with_its_tick():
+    ends = iter([10, 110, 1_000, 1_500, 2_000, 2_300])  # three collections: 100, 500 and 300 ns
+    monitor = GcMonitor(8, clock_ns=lambda: next(ends))
+    for _ in range(3):
+        monitor._on_gc("start", {})
+        monitor._on_gc("stop", {"generation": 1})
+    # The first on the message path; the others at two lulls, ticks of 600 and 400 ns wall, 550 and 380 CPU.
+    lulls = [(1, 2, 600, 550), (2, 3, 400, 380)]
+    stats = gc_bench._phase_stats([5, 7], [0, 100], monitor, 0, 3, lulls, controls=[9, 11])
+    assert (stats.longest_pause, stats.collections) == (100, (0, 1, 0))
+    assert (stats.lull_collections, stats.longest_lull_pause, stats.median_lull_pause) == (2, 500, 400)
+    assert (stats.wall_at_longest_lull, stats.cpu_at_longest_lull) == (600, 550)
+    assert (stats.control_median, stats.control_longest) == (10, 11)
 
 
 def test_steady_ops_rename_ids_and_drop_cancel_owner():

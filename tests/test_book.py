@@ -770,15 +770,12 @@ def test_get_and_len_cover_resting_orders_and_pending_stops() -> None:
 class LifoAtEqualPrice(OrderBook):
     """The planted bug of the course: newest first among equal prices."""
 
-    def _push_resting(self, o: Order) -> int:
+    def _resting_key(self, o: Order) -> int:
         k0 = -o.price if o.side is BUY else o.price
-        key = edumatcher.book.heap_key(k0, edumatcher.book.SEQ_SPAN - o.arrival_seq)
-        edumatcher.book.heappush(self._bids if o.side is BUY else self._asks, key)
-        self._live[key] = o
-        return key
+        return edumatcher.book.heap_key(k0, edumatcher.book.SEQ_SPAN - o.arrival_seq)
 
 
-def test_push_resting_is_the_one_place_a_subclass_can_plant_a_priority_bug() -> None:
+def test_resting_key_is_the_one_place_a_subclass_can_plant_a_priority_bug() -> None:
     book = LifoAtEqualPrice(SYM)
     book.submit(order("first", SELL, 1, 100))
     book.submit(order("second", SELL, 1, 100))
@@ -798,14 +795,19 @@ def test_heap_keys_order_as_their_tuples_and_come_apart_again() -> None:
     assert all(edumatcher.book.split_key(edumatcher.book.heap_key(*p)) == p for p in pairs)
 
 
-def test_a_book_out_of_arrival_numbers_refuses_the_order_and_changes_nothing() -> None:
-    book = OrderBook(SYM)
-    book.submit(order("a", BUY, 5, 100))
-    book._seq = edumatcher.book._SEQ_LIMIT  # as if it had taken 2**48 - 2**32 arrivals
-    before = book.dump()
-    with pytest.raises(OverflowError, match="start a new book"):
-        book.submit(order("b", SELL, 5, 100))
-    assert book.dump() == before
+def test_a_book_near_the_end_of_its_arrival_numbers_renumbers_them_and_keeps_priority() -> None:
+    book = OrderBook(SYM, last_price=100)
+    for oid, price in (("s1", 101), ("s2", 101), ("s3", 101), ("s4", 102), ("s0", 100)):
+        book.submit(order(oid, SELL, 1, price))
+    book.submit(order("up", BUY, 2, kind=OrderType.STOP, stop=150))  # a pending stop is renumbered too
+    book.cancel("s2")  # a dead key, dropped by the renumbering
+    book._seq = edumatcher.book._SEQ_LIMIT  # as if the book had taken 2**48 - 2**40 arrivals
+    trades = book.submit(order("b1", BUY, 3, 101))
+    assert [t.resting_order_id for t in trades] == ["s0", "s1", "s3"]
+    book.check_invariants()
+    # Renumbered in arrival order: s1 1, s3 2, s4 3, s0 4, the stop 5; then b1 took 6.
+    assert book._seq == 6 and book.heap_entries() == 2  # s4's key and the stop's: the rest were popped
+    assert [book.get("s4").arrival_seq, book.get("up").arrival_seq] == [3, 5]
 
 
 def test_check_invariants_reports_a_corrupted_index_with_the_whole_book() -> None:

@@ -40,11 +40,13 @@ Method
   strays from its own median on this machine, in the same moments. It is not
   subtracted from anything; a collection's own length also varies with what
   came to rest before it.
-* **CPU time of each idle tick** (``time.thread_time_ns``: time the kernel counts
-  this thread as running) is recorded beside its wall time, as context: a
-  collection whose wall time is far above its CPU time was waiting for the CPU,
-  which on a shared machine is the machine, not the collector. Target 1 is
-  judged on wall time all the same: that is the pause a message would wait out.
+* **Each idle tick's wall and CPU time** (``perf_counter_ns`` and
+  ``time.thread_time_ns``, the time the kernel counts this thread as running) are
+  recorded too, as context: a tick is its collection plus the policy's own
+  bookkeeping, and one whose wall time is far above its CPU time was waiting for
+  the CPU, which on a shared machine is the machine, not the collector. Target 1
+  is judged on the collection's wall time all the same: that is the pause a
+  message would wait out.
 * **Schedule**: interleaved passes (default, policy, default, ...) on the
   ``edumatcher.measure`` harness, one warm-up pass each, then ``repeat`` timed
   passes each (at least 5). A fresh ``Engine`` per pass, built after a full
@@ -150,8 +152,8 @@ class PhaseStats:
     lull_collections: int = 0  # collections the policy ran at lulls
     longest_lull_pause: int = 0
     median_lull_pause: int = 0
-    cpu_at_longest_lull: int = 0  # CPU time of the idle tick that held the longest collection
-    longest_lull_cpu: int = 0  # the most CPU time any idle tick took
+    wall_at_longest_lull: int = 0  # wall time of the idle tick that held the longest collection
+    cpu_at_longest_lull: int = 0  # and its CPU time
     control_median: int = 0  # the control job at this phase's lulls
     control_longest: int = 0
     live_orders: int = 0  # in the book at the end of the phase
@@ -204,7 +206,7 @@ def _drive(
     step_s: float,
     lull_every: int,
     monitor: GcMonitor,
-    lulls: list[tuple[int, int, int]],
+    lulls: list[tuple[int, int, int, int]],
     controls: list[int],
 ) -> None:
     """Handle every payload, timing each; tick after each, and at a lull every ``lull_every`` (0: never).
@@ -212,8 +214,8 @@ def _drive(
     ``latencies[i]`` gets message i's handling time and ``gc_inside[i]`` the
     collection time that fell inside it (``GcMonitor.total_ns`` before and after).
     At each lull, ``lulls`` gets the monitor's positions around the idle tick and
-    the tick's CPU time, and ``controls`` the time of one ``_control_job`` run
-    right after it.
+    the tick's wall and CPU time, and ``controls`` the time of one ``_control_job``
+    run right after it.
     """
     clock = time.perf_counter_ns
     cpu = time.thread_time_ns
@@ -228,9 +230,10 @@ def _drive(
         market.now += step_s
         if lull_every and not i % lull_every:
             before = monitor.pos
-            c0 = cpu()
+            c0, t0 = cpu(), clock()
             tick(True)
-            lulls.append((before, monitor.pos, cpu() - c0))
+            t1, c1 = clock(), cpu()
+            lulls.append((before, monitor.pos, t1 - t0, c1 - c0))
             t0 = clock()
             _control_job()
             controls.append(clock() - t0)
@@ -240,20 +243,24 @@ def _drive(
 
 def _phase_stats(
     latencies: list[int], gc_inside: list[int], monitor: GcMonitor, first: int, last: int,
-    lulls: list[tuple[int, int, int]], controls: Sequence[int] = (),
+    lulls: list[tuple[int, int, int, int]], controls: Sequence[int] = (),
 ) -> PhaseStats:
-    """Summarise one phase: its latencies, and the collections with monitor positions in [first, last)."""
+    """Summarise one phase: its latencies, and the collections with monitor positions in [first, last).
+
+    ``lulls`` holds, per idle tick: the monitor's positions before and after it, and
+    its wall and CPU time in ns.
+    """
     ordered = sorted(latencies)
     max_ex_gc = max((t - g for t, g in zip(latencies, gc_inside, strict=True)), default=0)
     generation, duration = monitor.generation, monitor.duration_ns
     mask = monitor.mask
     at_lull = set()
-    longest_at_a_lull, cpu_at_longest = 0, 0
-    for a, b, cpu_ns in lulls:
+    longest_at_a_lull, wall_at_longest, cpu_at_longest = 0, 0, 0
+    for a, b, wall_ns, cpu_ns in lulls:
         at_lull.update(range(a, b))
         longest_here = max((duration[pos & mask] for pos in range(a, b)), default=0)
         if longest_here > longest_at_a_lull:
-            longest_at_a_lull, cpu_at_longest = longest_here, cpu_ns
+            longest_at_a_lull, wall_at_longest, cpu_at_longest = longest_here, wall_ns, cpu_ns
     by_gen = [0, 0, 0]
     longest = 0
     lull_pauses: list[int] = []
@@ -276,8 +283,8 @@ def _phase_stats(
         lull_collections=len(lull_pauses),
         longest_lull_pause=max(lull_pauses, default=0),
         median_lull_pause=int(statistics.median(lull_pauses)) if lull_pauses else 0,
+        wall_at_longest_lull=wall_at_longest,
         cpu_at_longest_lull=cpu_at_longest,
-        longest_lull_cpu=max((cpu_ns for _, _, cpu_ns in lulls), default=0),
         control_median=int(statistics.median(controls)) if controls else 0,
         control_longest=max(controls, default=0),
     )
@@ -313,7 +320,7 @@ def one_pass(engine: Any, ramp: Sequence[bytes], steady: Sequence[bytes], *, use
             tick = policy.tick
 
         # Phase 1: the opening ramp, spread over the freeze delay of market time.
-        lulls: list[tuple[int, int, int]] = []
+        lulls: list[tuple[int, int, int, int]] = []
         first, started = monitor.pos, time.perf_counter()
         # No lulls during the ramp (lull_every 0), so no control job either.
         _drive(handle, ramp, latencies, gc_inside, tick, market, FREEZE_DELAY_S / max(len(ramp), 1), 0, monitor, lulls, [])
@@ -481,8 +488,10 @@ def run(*, quick: bool, seed: int, repeat: int | None, lull_every: int | None = 
         which = "warm-up" if record.warmup else f"pass {record.round + 1}/{repeat}"
         ramp_s, steady_s = r.phases["ramp"], r.phases["steady"]
         freeze = f", freeze {_us(r.freeze_ns)} µs at the lull" if r.freeze_ns is not None else ""
-        lulls = (f", longest at a lull {_us(steady_s.longest_lull_pause)} µs ({_us(steady_s.cpu_at_longest_lull)} µs "
-                 f"CPU time) beside a control job's {_us(steady_s.control_longest)} µs") if steady_s.lull_collections else ""
+        lulls = ""
+        if steady_s.lull_collections:
+            lulls = (f", longest at a lull {_us(steady_s.longest_lull_pause)} µs (its tick {_us(steady_s.wall_at_longest_lull)} "
+                     f"µs, {_us(steady_s.cpu_at_longest_lull)} µs CPU) beside a control job's {_us(steady_s.control_longest)} µs")
         say(f"      {which:<10} {r.label:<18} ramp {ramp_s.seconds:5.1f} s (max {_us(ramp_s.max)} µs, "
              f"{ramp_s.live_orders:,} resting){freeze}; steady {steady_s.seconds:5.1f} s (max {_us(steady_s.max)} µs, "
              f"longest pause {_us(steady_s.longest_pause)} µs{lulls})")
@@ -525,11 +534,11 @@ def run(*, quick: bool, seed: int, repeat: int | None, lull_every: int | None = 
         say(f"      context: a fixed job timed right after each of those (sum(range({CONTROL_JOB_N:,})), GcPolicy passes): "
             f"median {_cell(control_median)} µs, longest {_cell(control_longest)} µs;")
         say("      work that never varies strays this far from its median on this machine, in the same moments")
+        wall_at_longest = [p.phases["steady"].wall_at_longest_lull for p in policy_passes]
         cpu_at_longest = [p.phases["steady"].cpu_at_longest_lull for p in policy_passes]
-        cpu_longest = [p.phases["steady"].longest_lull_cpu for p in policy_passes]
-        say(f"      context: CPU time (time.thread_time_ns) of the idle tick that held each pass's longest collection "
-            f"{_cell(cpu_at_longest)} µs; the most CPU time any idle tick took {_cell(cpu_longest)} µs;")
-        say("      a wall time well above its CPU time was spent waiting for the CPU, not collecting")
+        say(f"      context: the idle tick that held each pass's longest collection took {_cell(wall_at_longest)} µs, "
+            f"of which {_cell(cpu_at_longest)} µs CPU time (time.thread_time_ns);")
+        say("      a tick's wall time well above its CPU time was spent waiting for the CPU, not collecting")
     else:
         say("      GcPolicy's collections at steady lulls: none (--lull-every is at least the steady stream's length)")
     say(f"      for scale: {QUOTED_SEED_000}")

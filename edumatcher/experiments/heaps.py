@@ -44,8 +44,8 @@ __all__ = [
 class HeapEntry:
     """A heap entry cut down to what the deletion experiment needs: an order id and a lazy-delete flag.
 
-    (``OrderBook`` marks an entry dead by clearing the entry's order slot instead:
-    see ``entry_layouts`` for why.)
+    (``OrderBook`` marks an entry dead by deleting its int key from a key -> order
+    dictionary instead: see ``entry_layouts`` for why.)
     """
 
     __slots__ = ("order_id", "valid")
@@ -323,7 +323,7 @@ class EntryLayoutRow:
 
     label: str
     tracked_per_order: float
-    push_pop: Measurement  # per step: build an item, push it, pop the top; heap of ``heap_size``
+    push_pop: Measurement  # per step: build an item, push it, pop the top, take its order; heap of ``heap_size``
     young_collection: Measurement  # per call: gc.collect(1) over ``fresh`` orders filed since the last
 
 
