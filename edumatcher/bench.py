@@ -20,8 +20,8 @@ BENCHMARKS: dict[str, str] = {
 
 OWN_OPTIONS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
     "gc": (("--lull-every", {"type": int, "metavar": "N",
-                             "help": "an idle tick every N steady messages (default 2,000): the policy's young "
-                                     "collections walk what came to rest in between"}),),
+                             "help": "an idle tick every N steady messages (default: gc_bench.LULL_EVERY, printed "
+                                     "with the method): the policy's young collections walk what came to rest in between"}),),
 }
 """Options only one benchmark takes: flag -> ``add_argument`` keywords. Given ones reach its ``run()`` by name."""
 
@@ -39,13 +39,11 @@ def add_bench_parser(sub: Any) -> None:
         p.add_argument("--quick", action="store_true", help="a small version that finishes in seconds")
         p.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
         p.add_argument("--repeat", type=int, default=None, help="repeats per contender (default: benchmark's own, at least 5)")
-        for flag, keywords in OWN_OPTIONS.get(name, ()):
-            p.add_argument(flag, default=None, **keywords)
-        p.set_defaults(func=_run, benchmark=name)
+        own = [p.add_argument(flag, default=None, **keywords).dest for flag, keywords in OWN_OPTIONS.get(name, ())]
+        p.set_defaults(func=_run, benchmark=name, own_options=own)
 
 
 def _run(args: argparse.Namespace) -> int:
     module = importlib.import_module(f"edumatcher.benchmarks.{args.benchmark}_bench")
-    own = (flag.lstrip("-").replace("-", "_") for flag, _ in OWN_OPTIONS.get(args.benchmark, ()))
-    extra = {dest: getattr(args, dest) for dest in own if getattr(args, dest) is not None}
+    extra = {dest: getattr(args, dest) for dest in args.own_options if getattr(args, dest) is not None}
     return int(module.run(quick=args.quick, seed=args.seed, repeat=args.repeat, **extra) or 0)

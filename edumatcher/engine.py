@@ -254,8 +254,8 @@ class Engine:
         if book is None:
             raise OrderRejected(_R.UNKNOWN_SYMBOL, f"no book for symbol {symbol!r}")
         # Shared strings: a resting order keeps its book's symbol object and one object per
-        # owner name, not the two copies the decoder made for this message (less memory per
-        # resting order, and fewer distinct objects for a young collection to visit).
+        # owner name, not the two copies the decoder made for this message: less memory per
+        # resting order (the collector never tracks a str, so its walks do not change).
         # Bounded like the other caches here: clients choose owner names.
         msg["symbol"] = book.symbol
         owner = msg["owner"]

@@ -5,8 +5,9 @@ answers on a port nobody else holds, whose token they know, and that takes its k
 down with it when it stops. This module does exactly that and nothing else:
 
 - :func:`free_port` asks the operating system for an unused TCP port;
-- :func:`lab_argv` builds the ``jupyter lab`` command line (one place, so the tests and
-  any launcher agree on the flags);
+- :func:`lab_argv` builds the ``jupyter lab`` command line (one place, so every test that
+  starts a server agrees on the flags);
+- :func:`isolated_env` gives a server its own Jupyter config, data and runtime folders;
 - :func:`start_lab` starts the server, waits until ``/api/status`` answers, and returns a
   :class:`LabServer`, whose :meth:`LabServer.stop` shuts it down: politely through
   ``/api/shutdown`` first, then by signal, and finally kills any kernel that outlived it.
@@ -35,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .process_groups import descendants, signal_group
+from .process_groups import descendants, kill_all, signal_group
 
-__all__ = ["LabServer", "LabStartError", "free_port", "lab_argv", "start_lab"]
+__all__ = ["LabServer", "LabStartError", "free_port", "isolated_env", "lab_argv", "start_lab"]
 
 LOCALHOST = "127.0.0.1"
 
@@ -60,6 +61,18 @@ def free_port(host: str = LOCALHOST) -> int:
         return int(sock.getsockname()[1])
 
 
+def isolated_env(home: str | os.PathLike[str], environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """``environ`` with Jupyter's config, data, runtime and workspace folders moved under ``home``.
+
+    A server started with it neither reads the user's Jupyter settings nor leaves files
+    among them. ``JUPYTER_PATH`` and ``JUPYTER_CONFIG_PATH`` are dropped for the same reason.
+    """
+    env = {k: v for k, v in environ.items() if k not in ("JUPYTER_PATH", "JUPYTER_CONFIG_PATH")}
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
+        env[name] = os.path.join(home, name.lower())
+    return env
+
+
 def lab_argv(
     *,
     python: str | os.PathLike[str],
@@ -68,7 +81,6 @@ def lab_argv(
     root_dir: str | os.PathLike[str],
     host: str = LOCALHOST,
     notebook: str | None = None,
-    open_browser: bool = False,
     expose_app: bool = False,
     extra_args: Sequence[str] = (),
 ) -> list[str]:
@@ -83,9 +95,7 @@ def lab_argv(
     >>> argv[:4], argv[-1]
     (['py', '-m', 'jupyterlab', '--no-browser'], 'a.ipynb')
     """
-    argv = [str(python), "-m", "jupyterlab"]
-    if not open_browser:
-        argv.append("--no-browser")
+    argv = [str(python), "-m", "jupyterlab", "--no-browser"]
     argv += [
         f"--ServerApp.ip={host}",
         f"--ServerApp.port={port}",
@@ -184,7 +194,7 @@ class LabServer:
             if not _wait(self.process, timeout / 2):
                 signal_group(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=timeout)
-        _kill_survivors(stragglers, timeout)
+        kill_all(stragglers, timeout)
 
     def __enter__(self) -> LabServer:
         return self
@@ -251,18 +261,4 @@ def _wait(process: subprocess.Popen[bytes], timeout: float) -> bool:
     return True
 
 
-def _kill_survivors(processes: list, timeout: float) -> None:
-    """Kill whichever of *processes* (psutil handles) are still running, and reap them."""
-    if not processes:
-        return
-    import psutil
 
-    alive = []
-    for proc in processes:
-        try:
-            if proc.is_running():
-                proc.kill()
-                alive.append(proc)
-        except psutil.Error:
-            pass
-    psutil.wait_procs(alive, timeout=timeout)

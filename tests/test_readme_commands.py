@@ -10,7 +10,6 @@ expanded exactly as make expands them.
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 import shlex
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from edumatcher.lab import LabServer, free_port
+from edumatcher.lab import LabServer, free_port, isolated_env
 
 REPO = Path(__file__).resolve().parent.parent
 FIRST_NOTEBOOK = "course/00_start_here.ipynb"
@@ -113,9 +112,7 @@ def test_first_command_really_opens_the_first_chapter(commands, tmp_path):
     # Options may follow the notebook argument; these only pick the port, token and browser.
     argv = [*shlex.split(launch), f"--ServerApp.browser={browser}", "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}"]
-    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_PATH", "JUPYTER_CONFIG_PATH")}
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
-        env[name] = str(tmp_path / name.lower())
+    env = isolated_env(tmp_path)
     log = tmp_path / "lab.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=sink,

@@ -25,6 +25,12 @@ def peak_rss_mib() -> float | None:
     return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # macOS reports bytes, Linux KiB
 
 
+def peak_rss_text() -> str:
+    """``peak_rss_mib()`` for a benchmark's output: ``"218 MiB"``, or ``"not available on this platform"``."""
+    peak = peak_rss_mib()
+    return "not available on this platform" if peak is None else f"{peak:,.0f} MiB"
+
+
 def resolve_repeat(repeat: int | None) -> int:
     """Return the number of timed passes for ``--repeat`` (None: ``measure.MIN_REPEAT``); refuse fewer.
 

@@ -46,7 +46,7 @@ from ..measure import (
     machine,
     table,
 )
-from . import peak_rss_mib, resolve_repeat, say
+from . import peak_rss_text, resolve_repeat, say
 
 __all__ = ["run", "FULL_OPS", "QUICK_OPS", "NAIVE_OPS", "QUICK_NAIVE_OPS", "TARGET_RATIO"]
 
@@ -200,8 +200,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     problems += naive_problems
 
     say()
-    peak = peak_rss_mib()
-    say("peak memory: " + ("not available on this platform" if peak is None else f"{peak:,.0f} MiB (max resident set size of this process)"))
+    say(f"peak memory: {peak_rss_text()} (max resident set size of this process)")
     if problems:
         shown = 6
         for line in problems[:shown]:

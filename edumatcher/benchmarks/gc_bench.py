@@ -72,7 +72,7 @@ from ..cli import CliError
 from ..gc_policy import FREEZE_DELAY_S, GcPolicy
 from ..measure import Pass, PassRecord, format_rate, interleave, interpreter, machine
 from ..metrics import GcMonitor, nearest_rank
-from . import peak_rss_mib, resolve_repeat, say
+from . import peak_rss_text, resolve_repeat, say
 
 __all__ = [
     "run", "RAMP_RESTING", "STEADY_MESSAGES", "QUICK_RAMP_RESTING", "QUICK_STEADY_MESSAGES",
@@ -281,7 +281,7 @@ def _phase_stats(
         longest_pause=longest,
         collections=(by_gen[0], by_gen[1], by_gen[2]),
         lull_collections=len(lull_pauses),
-        longest_lull_pause=max(lull_pauses, default=0),
+        longest_lull_pause=longest_at_a_lull,
         median_lull_pause=int(statistics.median(lull_pauses)) if lull_pauses else 0,
         wall_at_longest_lull=wall_at_longest,
         cpu_at_longest_lull=cpu_at_longest,
@@ -545,8 +545,7 @@ def run(*, quick: bool, seed: int, repeat: int | None, lull_every: int | None = 
     for m in measurements:
         slow, fast = m.rate_range
         say(f"      whole pass, {m.label:<18} {format_rate(m.rate, 'msg/s')} (min–max {format_rate(slow, 'msg/s')}–{format_rate(fast, 'msg/s')})")
-    peak = peak_rss_mib()
-    say("      peak memory (max RSS) of this process: " + ("not available" if peak is None else f"{peak:,.0f} MiB"))
+    say(f"      peak memory (max RSS) of this process: {peak_rss_text()}")
     say(f"      collector after the run: {'restored as found' if restored else 'NOT restored: ' + str(_collector_state())}")
 
     say()

@@ -169,17 +169,11 @@ def recorded_collections(containers: int = 50_000, *, keep_every: int = 4) -> li
     is removed and the enabled flag restored afterwards.
     """
     kept: list[list[int]] = []
-    was = gc.isenabled()
-    gc.enable()
-    try:
-        with GcMonitor(size=1 << 12) as monitor:
-            for i in range(containers):
-                item = [i]
-                if i % keep_every == 0:
-                    kept.append(item)
-    finally:
-        if not was:
-            gc.disable()
+    with collector(True), GcMonitor(size=1 << 12) as monitor:
+        for i in range(containers):
+            item = [i]
+            if i % keep_every == 0:
+                kept.append(item)
     return [(g, d) for g, d, _ in monitor.records()]
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from ..process_groups import descendants, signal_group
+from ..process_groups import descendants, kill_all, signal_group
 from .exercise import Exercise, load_exercise
 from .notebook_cells import notebook_text
 from .release import release_notebook
@@ -166,11 +166,7 @@ def _kill_tree(proc: subprocess.Popen[bytes], kernel_pid: int | None) -> None:
     stragglers = descendants(proc.pid)  # also catches children that left both process groups
     signal_group(proc.pid)
     signal_group(kernel_pid)
-    for child in stragglers:
-        try:
-            child.kill()
-        except Exception:
-            pass
+    kill_all(stragglers)  # no waiting: reaping the worker below is what matters
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:

@@ -9,17 +9,10 @@ import urllib.error
 
 import pytest
 
-from edumatcher.lab import LabServer, lab_argv, start_lab
+from edumatcher.lab import LabServer, isolated_env, lab_argv, start_lab
 
 pytest.importorskip("jupyterlab")
 psutil = pytest.importorskip("psutil")
-
-
-def _isolated_env(home) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_PATH", "JUPYTER_CONFIG_PATH")}
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
-        env[name] = str(home / name.lower())
-    return env
 
 
 def test_lab_argv_names_port_token_root_and_notebook():
@@ -33,7 +26,7 @@ def test_lab_argv_names_port_token_root_and_notebook():
 
 @pytest.mark.timeout(180)
 def test_lab_server_stops_with_its_kernels(tmp_path):
-    server = start_lab(tmp_path, python=sys.executable, env=_isolated_env(tmp_path), log_path=tmp_path / "lab.log")
+    server = start_lab(tmp_path, python=sys.executable, env=isolated_env(tmp_path), log_path=tmp_path / "lab.log")
     try:
         assert "started" in server.api("api/status")
         with pytest.raises(urllib.error.HTTPError):  # the token is what lets us in
