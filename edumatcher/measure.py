@@ -46,9 +46,10 @@ Reading the figures
 * ``spread`` = (max - min) / median: the width of the observed range relative to
   the headline figure.
 * ``rel_stdev`` = stdev / mean: the coefficient of variation.
-* ``compare(a, b)`` says "a is 2.30x slower than b" from the ratio of medians,
-  and says plainly when the two ranges overlap: then the gap is within the
-  run-to-run spread and nothing was measured.
+* ``compare_interleaved(a, b)`` (in ``edumatcher.comparison``, served from here
+  too) is how two things are compared: interleaved rounds, the ratio of medians
+  with a bootstrap confidence interval, and a verdict worded from the interval.
+  ``compare(a, b)`` does the same for two measurements already taken.
 
 >>> m = Measurement.from_samples([1.00e-6, 1.02e-6, 0.99e-6, 1.01e-6, 1.00e-6], label="demo")
 >>> format_seconds(m.median), m.warnings
@@ -78,7 +79,8 @@ __all__ = [
     "MIN_REPEAT", "DEFAULT_TARGET", "SPREAD_LIMIT", "RSTDEV_LIMIT",
     "InterpreterInfo", "MachineInfo", "interpreter", "machine",
     "Measurement", "Pass", "PassRecord", "measure", "measure_passes", "interleave",
-    "Comparison", "compare", "significance", "bimodal_split",
+    "Comparison", "compare", "compare_interleaved", "compare_passes", "compare_sampled",  # noqa: F822 (PEP 562, below)
+    "significance", "bimodal_split",
     "MeasurementTable", "table", "format_seconds", "format_rate", "collector",
 ]
 
@@ -285,7 +287,9 @@ class Measurement:
     how many calls each sample timed; ``ops_per_call`` how many operations one
     call performs (a benchmark pass over a 1,000,000-op workload has
     ``ops_per_call=1_000_000``), which gives the ``rate`` figures. Build one from
-    known samples with ``from_samples`` (tests, quoted data).
+    known samples with ``from_samples`` (tests, quoted data). ``interleave_id`` is
+    shared by the measurements of one interleaved run, whose sample i were taken
+    side by side (``comparison.compare`` then pairs them).
     """
 
     samples: tuple[float, ...]
@@ -296,6 +300,7 @@ class Measurement:
     ops_per_call: int = 1
     interpreter: InterpreterInfo = field(default_factory=interpreter)
     machine: MachineInfo = field(default_factory=machine)
+    interleave_id: int | None = None
     warnings: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -577,7 +582,31 @@ def measure(
         raise ValueError(f"target must be a positive number of seconds, not {target!r}")
     if setup is not None and not (callable(setup) or isinstance(setup, str)):
         raise TypeError(f"setup must be a callable or a statement string, not {type(setup).__name__}")
-    namespace = globals if globals is not None else {}
+    sample = _make_sampler(fn_or_stmt, setup, globals if globals is not None else {})
+
+    with collector(gc):
+        if number is None:
+            number = _calibrate(sample, target)
+        for _ in range(warmup):
+            sample(number)
+        samples = [sample(number) / number for _ in range(repeat)]
+        gc_enabled = _gc.isenabled()
+    return Measurement(
+        samples=tuple(samples), number=number, label=label, warmup=warmup,
+        gc_enabled=gc_enabled, ops_per_call=ops_per_call,
+    )
+
+
+
+def _make_sampler(
+    fn_or_stmt: Callable[[], object] | str, setup: Callable[[], object] | str | None, namespace: dict[str, Any],
+) -> Callable[[int], float]:
+    """Return ``sample(calls)``: run ``setup`` untimed, then time ``calls`` calls; seconds in all.
+
+    Shared by ``measure`` and ``comparison.compare_interleaved``, so both time code
+    the same way: a statement string is inlined in the loop (with a string setup
+    in the same function), a callable is called.
+    """
     before: Callable[[], object] | None
     if isinstance(fn_or_stmt, str):
         inner = _statement_inner(fn_or_stmt, setup if isinstance(setup, str) else None, namespace)
@@ -597,18 +626,7 @@ def measure(
             before()
         return inner(itertools.repeat(None, calls), time.perf_counter)
 
-    with collector(gc):
-        if number is None:
-            number = _calibrate(sample, target)
-        for _ in range(warmup):
-            sample(number)
-        samples = [sample(number) / number for _ in range(repeat)]
-        gc_enabled = _gc.isenabled()
-    return Measurement(
-        samples=tuple(samples), number=number, label=label, warmup=warmup,
-        gc_enabled=gc_enabled, ops_per_call=ops_per_call,
-    )
-
+    return sample
 
 def _calibrate(sample: Callable[[int], float], target: float) -> int:
     """Smallest call count found whose sample lasts at least ``target`` seconds."""
@@ -654,6 +672,10 @@ class PassRecord:
     result: object
 
 
+_interleave_ids = itertools.count(1)
+"""Numbers each interleaved run, so measurements taken side by side can be told apart."""
+
+
 def interleave(
     contenders: Sequence[Pass],
     *,
@@ -697,10 +719,11 @@ def interleave(
                     # ran during it), so a cheap generation-0 collection suffices.
                     _gc.collect(0)
         gc_enabled = _gc.isenabled()
+    interleave_id = next(_interleave_ids)
     return [
         Measurement(
             samples=tuple(s), number=1, label=c.label, warmup=warmup,
-            gc_enabled=gc_enabled, ops_per_call=c.ops_per_call,
+            gc_enabled=gc_enabled, ops_per_call=c.ops_per_call, interleave_id=interleave_id,
         )
         for c, s in zip(contenders, samples, strict=True)
     ]
@@ -803,103 +826,6 @@ def _exact_rank_sum_p(ranks2: list[int], n1: int, observed_distance: int, expect
     return min(1.0, extreme / sum(final))
 
 
-@dataclass
-class Comparison:
-    """Two measurements side by side: ``ratio = a.median / b.median`` and a plain verdict.
-
-    ``within_spread`` is True when the ranges [min, max] of the two overlap: then
-    the gap between the medians is no larger than the run-to-run spread, and the
-    verdict says so instead of naming a winner (adding, when ``p_value`` is below
-    0.05, that the rank test hints at a real gap worth measuring again).
-    ``p_value`` is ``significance`` of the two sample sets.
-    """
-
-    a: Measurement
-    b: Measurement
-    ratio: float = field(init=False)
-    within_spread: bool = field(init=False)
-    p_value: float = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.ratio = self.a.median / self.b.median if self.b.median else math.inf
-        self.within_spread = self.a.min <= self.b.max and self.b.min <= self.a.max
-        self.p_value = significance(self.a.samples, self.b.samples)
-
-    @property
-    def names(self) -> tuple[str, str]:
-        """The labels of a and b ("a" and "b" when unlabelled)."""
-        return self.a.label or "a", self.b.label or "b"
-
-    @property
-    def relation(self) -> str:
-        """'a is 2.30x slower than b' (or faster), from the ratio of medians alone."""
-        name_a, name_b = self.names
-        if self.ratio == 1:
-            return f"{name_a} and {name_b} have the same median"
-        if self.ratio > 1:
-            return f"{name_a} is {self.ratio:.2f}x slower than {name_b}"
-        return f"{name_a} is {1 / self.ratio:.2f}x faster than {name_b}"
-
-    @property
-    def verdict(self) -> str:
-        """The sentence to read: the relation, or that no difference was measured."""
-        if self.within_spread:
-            text = (
-                f"no measurable difference: the gap is within the run-to-run spread "
-                f"(the ranges overlap; medians differ by {abs(self.ratio - 1) * 100:.1f} %)"
-            )
-            if self.p_value < 0.05:
-                text += f"; the rank test (p = {self.p_value:.2g}) hints at a real gap: measure again on a quieter machine"
-            return text
-        return f"{self.relation} (the ranges do not overlap)"
-
-    def _rows(self) -> list[tuple[str, str, str, str, str]]:
-        return [
-            (m.label or name, format_seconds(m.median), format_seconds(m.min), format_seconds(m.max), _percent(m.spread))
-            for m, name in ((self.a, "a"), (self.b, "b"))
-        ]
-
-    def __str__(self) -> str:
-        name_a, name_b = self.names
-        head = ("", "median", "min", "max", "spread")
-        lines = _align([list(head)] + [list(r) for r in self._rows()])
-        lines.append(f"ratio {name_a}/{name_b} of medians: {self.ratio:.3f}")
-        lines.append(f"verdict: {self.verdict}")
-        lines.append(f"Mann-Whitney p = {self.p_value:.3g} (small means the samples differ; see significance())")
-        for m in (self.a, self.b):
-            lines += [f"WARNING ({m.label or 'measurement'}): {w}" for w in m.warnings]
-        return "\n".join(lines)
-
-    __repr__ = __str__
-
-    def _repr_html_(self) -> str:
-        esc = html.escape
-        name_a, name_b = self.names
-        head = "".join(f"<th>{esc(h)}</th>" for h in ("", "median", "min", "max", "spread"))
-        body = "".join(
-            "<tr>" + "".join(f"<td style='text-align:{'left' if i == 0 else 'right'}'>{esc(c)}</td>" for i, c in enumerate(r)) + "</tr>"
-            for r in self._rows()
-        )
-        notes = (
-            f"<p>ratio {esc(name_a)}/{esc(name_b)} of medians: <b>{self.ratio:.3f}</b><br>"
-            f"verdict: <b>{esc(self.verdict)}</b><br>"
-            f"Mann-Whitney p = {self.p_value:.3g}</p>"
-        )
-        warnings = [f"{m.label or 'measurement'}: {w}" for m in (self.a, self.b) for w in m.warnings]
-        return f"<div><table><tr>{head}</tr>{body}</table>{notes}{_warnings_html(warnings)}</div>"
-
-
-def compare(a: Measurement, b: Measurement) -> Comparison:
-    """Compare two measurements; ``ratio`` is ``a.median / b.median`` (above 1: a is slower).
-
-    >>> fast = Measurement.from_samples([1.0, 1.01, 1.02, 0.99, 1.0], label="fast")
-    >>> slow = Measurement.from_samples([2.3, 2.31, 2.29, 2.3, 2.32], label="slow")
-    >>> compare(slow, fast).verdict
-    'slow is 2.30x slower than fast (the ranges do not overlap)'
-    """
-    return Comparison(a, b)
-
-
 # --------------------------------------------------------------------------- tables
 
 
@@ -970,3 +896,17 @@ def table(measurements: Sequence[Measurement]) -> MeasurementTable:
     ['a', '1.00', 'ms']
     """
     return MeasurementTable(list(measurements))
+
+
+# The comparison has a module of its own (its method, its statistics). The chapters take every
+# timing tool from ``edumatcher.measure``, so its names are served from here too, looked up on
+# first use (PEP 562): ``comparison`` imports this module, so an import at the top would be circular.
+_FROM_COMPARISON = frozenset({"Comparison", "compare", "compare_interleaved", "compare_passes", "compare_sampled"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_COMPARISON:
+        from . import comparison
+
+        return getattr(comparison, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,7 @@ from edumatcher.experiments.slots import (
     measure_frozen,
     measure_slots,
 )
-from edumatcher.measure import Measurement
+from edumatcher.measure import Measurement, compare
 
 
 def test_float_walk_misses_and_tick_walk_never_does() -> None:
@@ -68,17 +68,22 @@ def test_frozen_classes_forbid_assignment_and_are_measured() -> None:
     assert "frozen" in b.label and "frozen" not in a.label
 
 
-def _m(value: float, label: str = "") -> Measurement:
-    return Measurement.from_samples([value * k for k in (0.99, 1.0, 1.0, 1.0, 1.01)], label=label)
+def _m(value: float, label: str = "", spread: float = 0.01) -> Measurement:
+    return Measurement.from_samples([value * (1 + spread * k) for k in (-1, 0, 0, 0, 1, -0.5, 0.5)], label=label)
 
 
 def test_ratio_verdict_is_true_whatever_the_numbers() -> None:
-    assert "agrees (within" in ratio_verdict("x", _m(4), _m(1), 4.5)
-    assert "larger effect here" in ratio_verdict("x", _m(20), _m(1), 4.0)
-    assert "smaller effect here" in ratio_verdict("x", _m(1.5), _m(1), 4.0)
-    assert "points the other way" in ratio_verdict("x", _m(1), _m(2), 4.0)
-    assert "does not reproduce" in ratio_verdict("x", _m(1), _m(1), 4.0)
-    assert "no meaningful difference either way" in ratio_verdict("x", _m(1), _m(1), 1.04)
+    def line(a: float, b: float, quoted: float, spread: float = 0.01) -> str:
+        return ratio_verdict("x", compare(_m(a, spread=spread), _m(b, spread=spread)), quoted)
+
+    assert line(4, 1, 4.5).endswith("the same direction here.")
+    assert line(20, 1, 4.0).endswith("the same direction here.")
+    assert line(1, 2, 4.0).endswith("the opposite direction here.")
+    assert line(1, 1, 4.0).endswith("the quoted effect does not show on this interpreter.")
+    assert line(1, 1, 1.04).endswith("the same here: no difference either way.")
+    assert line(2, 1, 1.01).endswith("a difference here that the quoted figure did not have.")
+    assert line(1, 1, 4.0, spread=0.5).endswith("too noisy here to say (rerun on a quieter machine, or raise the budget).")
+    assert line(4, 1, 4.5).startswith("verdict: x: ")
 
 
 def test_timing_table_labels_every_row_with_its_source() -> None:

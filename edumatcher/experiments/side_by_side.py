@@ -17,6 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..comparison import Comparison
 from ..measure import Measurement, format_seconds, interpreter
 
 __all__ = ["SideBySide", "side_by_side", "QUOTED_000", "measured_here", "Quoted", "timing_table", "ratio_verdict"]
@@ -107,35 +108,34 @@ def timing_table(items: Sequence[Quoted | Measurement], note: str = "") -> SideB
     return side_by_side(["what", "source", "median (quoted: as printed)", "min – max", "spread"], rows, note)
 
 
-def ratio_verdict(what: str, slow: Measurement, fast: Measurement, quoted: float, *, tolerance: float = 1.5) -> str:
-    """Does the ratio ``slow / fast`` measured here agree with the ``quoted`` one? A sentence true whatever the numbers.
+def ratio_verdict(what: str, comparison: Comparison, quoted: float) -> str:
+    """A ``verdict:`` line for a comparison that has a quoted counterpart; true whatever the numbers.
 
-    Both ratios are "without the technique / with it" (above 1: the technique
-    helps). When the min-max ranges of ``slow`` and ``fast`` overlap, nothing was
-    measured here, and the sentence says so instead of quoting a ratio of noise.
-    Otherwise the two agree when they point the same way and lie within a factor
-    ``tolerance`` of each other.
+    ``comparison`` is "without the technique" (a) against "with it" (b), and
+    ``quoted`` the same ratio as the seed printed it (above 1: the technique
+    helps). The line gives this interpreter's outcome worded from its confidence
+    interval (see ``edumatcher.comparison``) and says whether the quoted effect
+    shows here in the same *direction*. It never judges the size against the
+    quoted figure: a 3.14 figure and a 3.11 interval agreeing "within 1.5x" is a
+    threshold that a run can land on either side of.
 
-    >>> a = Measurement.from_samples([4.0, 4.1, 3.9, 4.0, 4.0], label="a")
-    >>> b = Measurement.from_samples([1.0, 1.1, 0.9, 1.0, 1.0], label="b")
-    >>> ratio_verdict("from_dict", a, b, 5.0)
-    'from_dict: 4.00x here against 5.00x quoted for CPython 3.14 — this interpreter agrees (within 1.5x).'
-    >>> ratio_verdict("reads", a, a, 1.04).split(" — ")[1]
-    'this interpreter agrees: no meaningful difference either way.'
+    >>> from edumatcher.measure import compare
+    >>> a = Measurement.from_samples([4.0, 4.1, 3.9, 4.0, 4.0, 4.05], label="a")
+    >>> b = Measurement.from_samples([1.0, 1.1, 0.9, 1.0, 1.0, 1.05], label="b")
+    >>> ratio_verdict("from_dict", compare(a, b), 5.0).split(" — ")[1]
+    'quoted 5.00x for CPython 3.14: the same direction here.'
     """
-    here = slow.median / fast.median
-    if slow.min <= fast.max and fast.min <= slow.max:
-        head = f"{what}: no measurable difference here (the ranges overlap) against {quoted:.2f}x quoted for CPython 3.14"
-        if abs(math.log(quoted)) <= math.log(tolerance):
-            return f"{head} — this interpreter agrees: no meaningful difference either way."
-        return f"{head} — this interpreter does not reproduce the quoted effect."
-    head = f"{what}: {here:.2f}x here against {quoted:.2f}x quoted for CPython 3.14"
-    if (here > 1) != (quoted > 1):
-        tail = "this interpreter disagrees: the effect points the other way here."
-    elif abs(math.log(here / quoted)) <= math.log(tolerance):
-        tail = f"this interpreter agrees (within {tolerance:g}x)."
-    elif abs(math.log(here)) > abs(math.log(quoted)):
-        tail = "the same direction, and a larger effect here."
+    c = comparison
+    quoted_same = abs(math.log(quoted)) <= math.log(1 + c.negligible)
+    if c.outcome == "undetermined":
+        tail = "too noisy here to say (rerun on a quieter machine, or raise the budget)."
+    elif c.outcome == "same":
+        tail = ("the same here: no difference either way." if quoted_same
+                else "the quoted effect does not show on this interpreter.")
+    elif quoted_same:
+        tail = "a difference here that the quoted figure did not have."
+    elif (c.outcome == "slower") == (quoted > 1):
+        tail = "the same direction here."
     else:
-        tail = "the same direction, but a smaller effect here."
-    return f"{head} — {tail}"
+        tail = "the opposite direction here."
+    return f"verdict: {what}: {c.verdict} — quoted {quoted:.2f}x for CPython 3.14: {tail}"
