@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import gc as _gc
 import html
+import inspect
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -147,9 +148,11 @@ def ratio_interval(
     if np.ptp(xa) == 0 and np.ptp(xb) == 0:  # nothing to resample: the interval is the point
         point = float(_median_ratio(xa, xb))
         return point, point
+    # SciPy 1.15 renamed the generator argument (SPEC 7); older releases only know random_state.
+    seed_arg = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
     result = stats.bootstrap(
         (xa, xb), _median_ratio, paired=paired, vectorized=True, n_resamples=RESAMPLES,
-        confidence_level=confidence, method="percentile", random_state=np.random.default_rng(_SEED),
+        confidence_level=confidence, method="percentile", **{seed_arg: np.random.default_rng(_SEED)},
     )
     low, high = result.confidence_interval
     return float(low), float(high)

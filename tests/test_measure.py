@@ -289,6 +289,54 @@ def test_compare_of_overlapping_noisy_samples_is_undetermined():
     assert "no difference detectable" in str(c) and "no difference detectable" in c._repr_html_()
 
 
+def test_significance_exact_values():
+    assert significance([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(2 / 252)
+    assert significance([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]) == pytest.approx(2 / 252)
+    assert significance([1, 2, 3], [1, 2, 3]) == 1.0
+    assert significance([1.0], [2.0]) == 1.0  # one against one: either order is as likely
+
+
+def _brute_force_p(a, b):
+    """Two-sided permutation p-value of the rank sum, by listing every split."""
+    pooled = sorted(a + b)
+    rank = {}
+    for value, group in itertools.groupby(enumerate(pooled, 1), key=lambda t: t[1]):
+        positions = [i for i, _ in group]
+        rank[value] = sum(positions) / len(positions)
+    ranks = [rank[x] for x in a + b]
+    expected = len(a) * (len(pooled) + 1) / 2
+    observed = abs(sum(rank[x] for x in a) - expected)
+    splits = list(itertools.combinations(range(len(ranks)), len(a)))
+    extreme = sum(abs(sum(ranks[i] for i in s) - expected) >= observed - 1e-9 for s in splits)
+    return extreme / len(splits)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_significance_exact_matches_brute_force_with_ties(seed):
+    rng = random.Random(seed)
+    a = [rng.randint(1, 6) for _ in range(rng.randint(2, 6))]
+    b = [rng.randint(2, 8) for _ in range(rng.randint(2, 6))]
+    assert significance(a, b) == pytest.approx(_brute_force_p(a, b))
+
+
+def test_significance_normal_approximation_for_large_samples():
+    rng = random.Random(1)
+    same = significance([rng.gauss(1, 0.1) for _ in range(40)], [rng.gauss(1, 0.1) for _ in range(40)])
+    shifted = significance([rng.gauss(1, 0.1) for _ in range(40)], [rng.gauss(1.2, 0.1) for _ in range(40)])
+    assert same > 0.05
+    assert shifted < 1e-6
+    # Near the switch-over the approximation agrees with the exact answer.
+    # (15 + 15 samples: exact; 15 + 16: normal approximation.)
+    a, b = [rng.gauss(1, 0.1) for _ in range(15)], [rng.gauss(1.08, 0.1) for _ in range(16)]
+    exact = significance(a, b[:15])
+    assert abs(significance(a, b) - exact) < 0.1
+
+
+def test_significance_needs_samples():
+    with pytest.raises(ValueError):
+        significance([], [1.0])
+
+
 def test_throughput_row_only_when_ops_per_call_given():
     assert "throughput" not in str(Measurement.from_samples([1.0] * 5))
     text = str(Measurement.from_samples([2.0] * 5, ops_per_call=1_000_000))
