@@ -5,7 +5,7 @@ machine, today?", and the answer must not change when the cell runs again. Three
 choices make it so.
 
 1. **Interleaved rounds.** A round takes one sample of A and one of B, in
-   alternating order (AB, BA, AB, ...). A slow drift of a shared machine (another
+   an order drawn at random for each round (AB or BA). A slow drift of a shared machine (another
    job starting, the CPU clocking down) then lands on both sides instead of on
    whichever ran last; and the rounds are *paired*, which the interval uses.
 2. **The ratio of medians, with a bootstrap confidence interval.** The headline
@@ -15,7 +15,10 @@ choices make it so.
    whole rounds so the pairing is kept. More rounds narrow the interval; they never
    turn a real effect into "no difference", which is what went wrong with the old
    rule (min-max ranges overlap), whose ranges only widen as samples are added.
-3. **An adaptive sample count.** Rounds are added until the interval's half-width
+3. **Short samples.** Each sample lasts about half a millisecond
+   (``SAMPLE_TARGET``), shorter than the time slice the scheduler gives a process
+   on a busy machine, so most samples run uninterrupted and the median is theirs.
+4. **An adaptive sample count.** Rounds are added until the interval's half-width
    is within ``precision`` of the ratio (3 % by default), or a time ``budget``
    (2.5 s by default) runs out; the result says which happened.
 
@@ -50,6 +53,7 @@ import gc as _gc
 import html
 import inspect
 import math
+import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -88,8 +92,17 @@ PRECISION = 0.03
 BUDGET = 2.5
 """Seconds one adaptive comparison may take, calibration and warm-up included."""
 
-SAMPLE_TARGET = 0.01
-"""Seconds one calibrated sample should last: short, so a budget of a few seconds holds many rounds."""
+SAMPLE_TARGET = 0.0005
+"""Seconds one calibrated sample should last: half a millisecond, shorter than a scheduler time slice.
+
+A sample is wall time. On a machine where other processes want the CPU, the
+scheduler takes it away from us for a few milliseconds at a time; a sample that
+lasts longer than a time slice is almost always cut at least once, by an amount
+that has nothing to do with the code, so even the median is inflated (measured
+here beside two CPU hogs: 10 ms samples gave 300-700 ns for a 30 ns dict lookup
+and put the verdict on either side). A 0.5 ms sample usually runs whole between
+two preemptions, and the median picks those clean samples out.
+"""
 
 MIN_ROUNDS = 12
 """Fewest rounds before an interval is trusted (a bootstrap of fewer is too coarse)."""
@@ -324,8 +337,10 @@ def compare_sampled(
 ) -> Comparison:
     """Interleave two samplers round by round until the interval is narrow or the budget is spent.
 
-    ``sample_a()`` and ``sample_b()`` each return one sample in seconds. Round i
-    takes A then B when i is even and B then A when it is odd. After
+    ``sample_a()`` and ``sample_b()`` each return one sample in seconds. Each round
+    takes A then B or B then A, chosen at random (seeded): a strict alternation
+    repeats with a period that a periodic disturbance (a CPU hog's time slices)
+    can lock onto and charge to one side. After
     ``min_rounds``, and then after every fifth of the rounds taken so far, the
     interval is drawn; sampling stops when its half-width is within ``precision``
     of the ratio, or when ``clock`` says ``budget`` seconds have passed, or at
@@ -343,8 +358,9 @@ def compare_sampled(
     ys: list[float] = []
     next_check = min_rounds
     reason = ""
+    order = random.Random(_SEED)
     while True:
-        if len(xs) % 2 == 0:
+        if order.random() < 0.5:
             x = sample_a()
             y = sample_b()
         else:
