@@ -289,7 +289,9 @@ class Measurement:
     ``ops_per_call=1_000_000``), which gives the ``rate`` figures. Build one from
     known samples with ``from_samples`` (tests, quoted data). ``interleave_id`` is
     shared by the measurements of one interleaved run, whose sample i were taken
-    side by side (``comparison.compare`` then pairs them).
+    side by side (``comparison.compare`` then pairs them). ``clock`` names what the
+    samples measured: wall time (``time.perf_counter``) unless a comparison used the
+    thread's CPU time.
     """
 
     samples: tuple[float, ...]
@@ -301,6 +303,7 @@ class Measurement:
     interpreter: InterpreterInfo = field(default_factory=interpreter)
     machine: MachineInfo = field(default_factory=machine)
     interleave_id: int | None = None
+    clock: str = "wall time"
     warnings: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -422,7 +425,7 @@ class Measurement:
             ))
         rows += [
             ("method", f"{self.repeat} samples × {self.number:,} call(s), warm-up {self.warmup}, "
-                       f"collector {'on' if self.gc_enabled else 'off'}"),
+                       f"collector {'on' if self.gc_enabled else 'off'}, {self.clock}"),
             ("interpreter", str(self.interpreter)),
             ("machine", str(self.machine)),
         ]
@@ -453,7 +456,7 @@ class Measurement:
             "warmup": self.warmup, "gc_enabled": self.gc_enabled, "ops_per_call": self.ops_per_call,
             "median": self.median, "min": self.min, "max": self.max, "mean": self.mean, "stdev": self.stdev,
             "spread": self.spread, "rel_stdev": self.rel_stdev, "warnings": list(self.warnings),
-            "interpreter": str(self.interpreter), "machine": str(self.machine),
+            "interpreter": str(self.interpreter), "machine": str(self.machine), "clock": self.clock,
         }
 
 
@@ -600,6 +603,7 @@ def measure(
 
 def _make_sampler(
     fn_or_stmt: Callable[[], object] | str, setup: Callable[[], object] | str | None, namespace: dict[str, Any],
+    timer: Callable[[], float] = time.perf_counter,
 ) -> Callable[[int], float]:
     """Return ``sample(calls)``: run ``setup`` untimed, then time ``calls`` calls; seconds in all.
 
@@ -624,7 +628,7 @@ def _make_sampler(
     def sample(calls: int) -> float:
         if before is not None:
             before()
-        return inner(itertools.repeat(None, calls), time.perf_counter)
+        return inner(itertools.repeat(None, calls), timer)
 
     return sample
 

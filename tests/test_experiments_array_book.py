@@ -7,7 +7,13 @@ import random
 import pytest
 
 from edumatcher.book import OrderBook
-from edumatcher.experiments.array_book import ArrayLevels, dict_levels, level_memory, scalar_access_costs
+from edumatcher.experiments.array_book import (
+    READ_LOOP,
+    ArrayLevels,
+    dict_levels,
+    level_memory,
+    scalar_access_costs,
+)
 from edumatcher.workloads import MID, apply, opening_ramp
 
 
@@ -98,10 +104,16 @@ def test_dict_levels_counts_orders_and_quantity() -> None:
     assert dict_levels([(5, 2), (5, 3), (7, 1)]) == {5: [2, 5], 7: [1, 1]}
 
 
-def test_scalar_access_costs_returns_four_labelled_measurements() -> None:
-    rows = scalar_access_costs(500, target=0.001)
+def test_scalar_access_costs_compares_each_typed_array_with_the_list_interleaved() -> None:
+    costs = scalar_access_costs(500, budget=0.05, target=0.0005)
+    for c in (costs.array_vs_list, costs.numpy_vs_list, costs.loop_vs_c):
+        assert c.paired and c.rounds >= 12 and c.a.repeat == c.b.repeat == c.rounds
+        assert c.a.ops_per_call == c.b.ops_per_call == 500
+    assert costs.array_vs_list.b.label == costs.numpy_vs_list.b.label == costs.loop_vs_c.a.label == "list, read from Python"
+    rows = costs.measurements
     assert [m.ops_per_call for m in rows] == [500] * 4
-    assert "numpy" in rows[2].label and "C" in rows[3].label
+    assert "array" in rows[1].label and "numpy" in rows[2].label and "C" in rows[3].label
+    assert READ_LOOP.format(xs="xs_list").endswith("total += xs_list[i]")
 
 
 def test_level_memory_array_grows_with_range_dict_with_occupied_levels() -> None:

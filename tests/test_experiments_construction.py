@@ -6,16 +6,12 @@ import threading
 
 import pytest
 
+from edumatcher.comparison import Comparison
 from edumatcher.experiments.construction import (
     BUILDER_ARGS,
+    QUOTED_RATIOS,
     depth_payload_without_coercion,
     direct_writer,
-    measure_builders,
-    measure_coercion,
-    measure_enum_lookup,
-    measure_from_dict,
-    measure_ids,
-    measure_member_value,
     measure_synthetic_from_dict,
     order_via_init,
     sample_order_dict,
@@ -23,12 +19,16 @@ from edumatcher.experiments.construction import (
 from edumatcher.experiments.serialisation import (
     ORJSON_CODEC,
     STDLIB_CODEC,
+    Saving,
     frames_per_message,
+    gain_order,
     macro_and_micro_savings,
+    macro_micro_verdict,
     measure_codecs,
     measure_topics,
     payload_with_keys,
     realistic_order_payload,
+    totals_line,
 )
 from edumatcher.experiments.slots import field_classes
 from edumatcher.experiments.timestamps import StrictClock, measure_clocks, repeats_in
@@ -51,13 +51,17 @@ def test_direct_writer_matches_the_generated_init() -> None:
     assert direct_writer(slotted).__source__.count("o.f") == 7
 
 
-def test_every_pair_is_measured_with_labels() -> None:
-    for pair in (measure_from_dict(target=FAST), measure_synthetic_from_dict(3, target=FAST),
-                 measure_enum_lookup(target=FAST), measure_member_value(target=FAST),
-                 measure_builders(target=FAST), measure_ids(target=FAST), measure_coercion(target=FAST)):
-        a, b = pair
-        assert a.label and b.label and a.label != b.label
-        assert a.median > 0 and b.median > 0
+def test_the_synthetic_pair_is_an_interleaved_comparison_with_labels() -> None:
+    comparison = measure_synthetic_from_dict(3, budget=0.05, target=FAST)
+    assert isinstance(comparison, Comparison) and comparison.paired and comparison.rounds >= 12
+    a, b = comparison
+    assert a.label == "S(**d), 3 fields" and b.label == "__new__ + 3 slot writes"
+    assert a.median > 0 and b.median > 0
+
+
+def test_quoted_ratios_are_the_seeds_times_without_over_with() -> None:
+    assert QUOTED_RATIOS["uuid4 / urandom.hex"] == pytest.approx(1218 / 170)
+    assert all(ratio > 1 for ratio in QUOTED_RATIOS.values()), "seed 000 quotes every technique as a gain"
 
 
 def test_the_builders_compared_agree_on_bytes() -> None:
@@ -74,15 +78,21 @@ def test_dropping_the_coercion_changes_the_bytes_only_for_an_int() -> None:
 def test_codecs_agree_and_are_measured() -> None:
     for payload in (realistic_order_payload(), payload_with_keys(50)):
         assert STDLIB_CODEC.dumps(payload) == ORJSON_CODEC.dumps(payload)
-    figures = measure_codecs(target=FAST)
+    figures = measure_codecs(budget=0.05, target=FAST)
     assert len(figures.all()) == 4 and figures.dumps_ratio > 0 and figures.loads_ratio > 0
+    assert figures.encode.paired and figures.decode.rounds >= 12
+    assert (figures.json_dumps, figures.orjson_dumps) == tuple(figures.encode)
+    line = gain_order(figures.encode, figures.decode)
+    assert line.startswith("verdict: ") and "encode" in line and "decode" in line
     with pytest.raises(ValueError):
         payload_with_keys(0)
 
 
 def test_topics_and_frames() -> None:
-    built, cached = measure_topics(target=FAST)
+    comparison = measure_topics(budget=0.05, target=FAST)
+    built, cached = comparison
     assert "f\"order.ack" in built.label and "TopicCache" in cached.label
+    assert comparison.paired and comparison.rounds >= 12
     from edumatcher.experiments.message_path import encode_workload
     from edumatcher.workloads import steady_state
 
@@ -95,12 +105,37 @@ def test_macro_and_micro_savings_scale_by_use_per_order() -> None:
     from edumatcher.workloads import steady_state
 
     payloads = encode_workload(steady_state(100, seed=1))
-    savings = macro_and_micro_savings(payloads, target=FAST)
+    savings = macro_and_micro_savings(payloads, budget=0.02, target=FAST)
     by_label = {s.label: s for s in savings}
     encodes = by_label["orjson instead of json: encodes"]
     assert encodes.times_per_order == frames_per_message(payloads)
     assert encodes.seconds == pytest.approx((encodes.slow.median - encodes.fast.median) * encodes.times_per_order)
     assert by_label["enum lookup tables (5 fields)"].times_per_order == 5
+    for s in savings:
+        assert s.comparison is not None and (s.slow, s.fast) == tuple(s.comparison)
+        low, high = s.bounds
+        assert low <= high
+    assert macro_micro_verdict(savings).startswith("verdict: ")
+    assert not totals_line(savings).startswith("verdict")
+
+
+def _saving(label: str, slow: float, fast: float, uses: float = 1) -> Saving:
+    from edumatcher.measure import Measurement, compare
+
+    a = Measurement.from_samples([slow * f for f in (0.99, 1.0, 1.01, 1.0, 0.995, 1.005)])
+    b = Measurement.from_samples([fast * f for f in (0.99, 1.0, 1.01, 1.0, 0.995, 1.005)])
+    return Saving(label, a, b, uses, compare(a, b))
+
+
+def test_macro_micro_verdict_is_worded_from_the_bounds() -> None:
+    codec = _saving("orjson instead of json: encodes", 3e-6, 3e-7, 2)
+    small = [_saving("ids", 2e-6, 4e-7), _saving("enum", 6e-7, 3e-8, 5)]
+    assert "saves more per order than any one" in macro_micro_verdict([codec, *small])
+    assert "one micro-optimisation saves more" in macro_micro_verdict([codec, _saving("ids", 2e-5, 1e-7)])
+    close = macro_micro_verdict([codec, _saving("ids", 5.7e-6, 3e-7)])
+    assert "cannot be told apart" in close
+    with pytest.raises(ValueError):
+        macro_micro_verdict(small)
 
 
 def test_strict_clock_never_repeats_even_across_threads() -> None:
@@ -125,5 +160,5 @@ def test_strict_clock_follows_a_moving_source_and_counts_repeats() -> None:
     assert [clock.now() for _ in range(4)] == [5, 9, 10, 12]
     values = iter([1, 1, 2, 2, 2, 3])
     assert repeats_in(6, lambda: next(values)) == 3
-    plain, strict = measure_clocks(target=FAST)
-    assert "StrictClock" in strict.label
+    plain, strict = measure_clocks(budget=0.05, target=FAST)
+    assert "StrictClock" in strict.label and "monotonic_ns" in plain.label

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import pytest
 
+from edumatcher.comparison import compare
 from edumatcher.experiments.instrumentation import (
     ModuloRing,
-    counter_vs_event,
+    TimingCost,
     instrumentation_cost,
     instrumentation_share,
-    ring_index_costs,
+    ratio_line,
     sampled,
     sampled_percentiles,
     timed_loop,
     timing_overhead,
 )
 from edumatcher.experiments.message_path import encode_workload
+from edumatcher.measure import Measurement
 from edumatcher.metrics import LatencyRing
 from edumatcher.workloads import steady_state
 
@@ -60,17 +62,40 @@ def test_timed_loop_counts_everything_and_times_one_in_every() -> None:
         timed_loop(seen.append, [], 3, ring)
 
 
-def test_overhead_measurements_and_share() -> None:
+def test_overhead_comparisons_are_interleaved_against_the_untimed_loop() -> None:
     payloads = encode_workload(steady_state(64, seed=1))
-    engine = timing_overhead(payloads, repeat=5)
-    empty = instrumentation_cost(2_000, repeat=5)
-    assert [m.ops_per_call for m in engine] == [64] * 3 and [m.ops_per_call for m in empty] == [2_000] * 3
+    engine = timing_overhead(payloads, budget=0.05)
+    empty = instrumentation_cost(2_000, budget=0.05)
+    for cost, n, what in ((engine, 64, "Engine.handle"), (empty, 2_000, "empty handler")):
+        for c in (cost.sampled, cost.every_message):
+            assert c.paired and c.rounds >= 12 and c.a.repeat == c.b.repeat == c.rounds
+            assert c.a.ops_per_call == c.b.ops_per_call == n
+            assert c.b.label == f"{what}, no timing"
+        assert cost.sampled.a.label == f"{what}, 1 in 16 timed"
+        assert cost.every_message.a.label == f"{what}, every message timed"
     share = instrumentation_share(empty, engine)
     assert share.handle_ns > 0 and share.every == 16
 
 
-def test_ring_index_and_counter_measurements_are_labelled() -> None:
-    rows = ring_index_costs(repeat=5, target=0.001)
-    assert [m.label for m in rows][2:] == ["LatencyRing.add (mask)", "ModuloRing.add (modulo)"]
-    counter, event = counter_vs_event(target=0.001)
-    assert counter.label.startswith("counter") and event.label.startswith("event")
+def _cost(untimed: float, sampled: float, every: float, ops: int = 1_000) -> TimingCost:
+    def m(seconds: float) -> Measurement:
+        return Measurement.from_samples([seconds * k for k in (1.0, 1.01, 0.99, 1.0, 1.0)], ops_per_call=ops)
+
+    return TimingCost(compare(m(sampled), m(untimed)), compare(m(every), m(untimed)), 16)
+
+
+def test_share_takes_the_instrumentation_from_the_empty_loop_and_the_handling_from_the_engine() -> None:
+    empty = _cost(untimed=40e-6, sampled=70e-6, every=300e-6)  # per 1,000 messages
+    engine = _cost(untimed=10e-3, sampled=10e-3, every=10.3e-3)
+    share = instrumentation_share(empty, engine)
+    assert round(share.sampled_ns) == 30 and round(share.every_ns) == 260 and round(share.handle_ns) == 10_000
+    assert f"{share.every_share:.2%}" == "2.60%" and f"{share.sampled_share:.2%}" == "0.30%"
+
+
+def test_ratio_line_states_the_ratio_and_interval_and_never_a_verdict() -> None:
+    a = Measurement.from_samples([1.03, 1.02, 1.04, 1.03, 1.03], label="timed")
+    b = Measurement.from_samples([1.0, 1.01, 0.99, 1.0, 1.0], label="untimed")
+    line = ratio_line(compare(a, b))
+    assert not line.lower().startswith("verdict") and "timed / untimed = 1.03" in line and "95 % CI" in line
+    for word in ("slower", "faster", "same"):
+        assert word not in line

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from edumatcher.experiments.message_path import (
+    compare_decode_and_handle,
     decode_and_handle,
     encode_workload,
     fresh_engine,
@@ -65,6 +66,15 @@ def test_decode_and_handle_measures_both_legs_per_message() -> None:
     assert decode.ops_per_call == handle.ops_per_call == 200
     assert decode.repeat == handle.repeat == 5
     assert "decode" in decode.label and "handle" in handle.label
+
+
+def test_compare_decode_and_handle_pairs_the_same_passes_adaptively() -> None:
+    payloads = encode_workload(steady_state(100, seed=2))
+    comparison = compare_decode_and_handle(payloads, budget=0.05)
+    handle, decode = comparison
+    assert "handle" in handle.label and "decode" in decode.label
+    assert handle.ops_per_call == decode.ops_per_call == 100
+    assert comparison.paired and comparison.rounds >= 12 and comparison.outcome in ("slower", "faster", "same", "undetermined")
 
 
 def test_function_label_names_files_builtins_and_generated_code() -> None:

@@ -7,9 +7,14 @@ import gc
 import pytest
 
 from edumatcher.experiments.pooling import (
+    INIT_LABEL,
+    NEW_LABEL,
+    POOL_LABEL,
+    POOL_SETUP,
     STRUCTURES,
     OrderPool,
     address_reuse,
+    allocation_code,
     allocation_costs,
     describe,
     fill,
@@ -41,10 +46,32 @@ def test_stale_reference_shows_another_orders_data() -> None:
     assert rows[0][1].startswith("o1 BUY 100") and rows[-1][1].startswith("o2 SELL 7")
 
 
-def test_allocation_costs_measures_three_ways() -> None:
-    rows = allocation_costs(target=0.001)
-    assert [r.label.split()[0] for r in rows] == ["Order(...)", "object.__new__", "pool:"]
-    assert all(r.median > 0 for r in rows)
+def test_allocation_code_builds_a_filled_order_three_ways() -> None:
+    code = allocation_code()
+    assert list(code) == [INIT_LABEL, NEW_LABEL, POOL_LABEL]
+    from edumatcher.experiments.pooling import _namespace
+
+    for label, statement in code.items():
+        names = _namespace()
+        exec(POOL_SETUP + "\n" + statement, names)  # our own statements, run as measure would
+        order = names["o"]
+        assert isinstance(order, Order) and all(hasattr(order, slot) for slot in Order.__slots__), label
+        assert describe(order) == "o1 BUY 5 @ 10000 by ana (NEW)", label
+    short = allocation_code(abbreviate=True)
+    assert all(len(s.splitlines()) <= 3 for s in short.values())
+
+
+@pytest.mark.parametrize("isolated", [True, False])
+def test_allocation_costs_compares_interleaved_in_a_fresh_process_or_here(isolated: bool) -> None:
+    costs = allocation_costs(budget=0.05, target=0.0005, isolated=isolated)
+    for c, label_a in ((costs.pool_vs_new, POOL_LABEL), (costs.init_vs_new, INIT_LABEL)):
+        assert c.paired and c.rounds >= 12 and c.a.repeat == c.b.repeat == c.rounds
+        assert c.a.label.startswith(label_a) and c.b.label.startswith(NEW_LABEL)
+        assert c.a.interleave_id is not None and c.a.interleave_id == c.b.interleave_id
+    assert [m.label.split()[0] for m in costs.measurements] == ["Order(...)", "object.__new__", "pool:"]
+    assert costs.isolated is isolated and costs.gc_enabled
+    assert ("fresh worker process" in costs.where) is isolated and "collector on" in costs.where
+    assert gc.isenabled()
 
 
 def test_freed_objects_come_back_at_few_addresses_kept_ones_do_not() -> None:
@@ -64,9 +91,17 @@ def test_tracked_counts_show_what_the_collector_must_walk() -> None:
     assert gc.isenabled()
 
 
-def test_structure_pause_and_its_validation() -> None:
-    pause, added = structure_pause("Order objects, one per item", 1_000)
-    assert added >= 1_000 and pause.number == 1
+@pytest.mark.parametrize("isolated", [True, False])
+def test_structure_pause_times_nothing_kept_and_the_structure_in_one_process(isolated: bool) -> None:
+    got = structure_pause("Order objects, one per item", 1_000, isolated=isolated)
+    assert got.added >= 1_000 and got.pause.number == 1 and got.baseline.repeat == got.pause.repeat == 5
+    assert got.isolated is isolated
+    assert got.baseline.label.endswith("nothing kept") and "1,000 Order objects" in got.pause.label
+    assert ("fresh process" in got.pause.label) is isolated
+    assert gc.isenabled()
+
+
+def test_structure_pause_refuses_an_unknown_structure() -> None:
     with pytest.raises(ValueError):
         structure_pause("nonsense", 10)
     assert set(STRUCTURES) >= {"Order objects, one per item"}

@@ -14,13 +14,16 @@ from edumatcher.experiments.side_by_side import (
     timing_table,
 )
 from edumatcher.experiments.slots import (
+    SlotsFigures,
     bytes_per_instance,
     field_classes,
     frozen_classes,
-    measure_frozen,
     measure_slots,
+    ratio_report,
 )
-from edumatcher.measure import Measurement, compare
+from edumatcher.measure import Comparison, Measurement, compare
+
+FAST = {"budget": 0.05, "target": 0.001}  # the fewest rounds a comparison takes: tests check structure, not speed
 
 
 def test_float_walk_misses_and_tick_walk_never_does() -> None:
@@ -48,24 +51,46 @@ def test_slotted_instances_are_smaller() -> None:
     assert bytes_per_instance(slotted, 2_000) > 0
 
 
-def test_measure_slots_and_its_verdict() -> None:
-    figures = measure_slots(4, instances=1_000, target=0.001)
+def test_measure_slots_compares_interleaved_and_reports_without_judging() -> None:
+    figures = measure_slots(4, instances=1_000, **FAST)
     assert 0 < figures.memory_saving < 1
-    assert figures.construct_ratio > 0 and figures.read_ratio > 0
+    for comparison in (figures.construction, figures.read):
+        assert isinstance(comparison, Comparison) and comparison.paired and comparison.rounds >= 12
+    assert figures.construct_plain is figures.construction.a and figures.read_slotted is figures.read.b
+    assert figures.construct_ratio == figures.construction.ratio and figures.read_ratio > 0
     table = figures.beside_seed()
     assert [row[1].split(",")[0] for row in table.rows] == ["quoted", "measured here"] * 3
     assert "4 int fields here, 18 in seed 000" in table.note
-    verdict = figures.verdict()
-    assert verdict.startswith("Memory: slots save") and "Construction:" in verdict and "Attribute read:" in verdict
+    assert "95 % CI" in table.rows[3][4]
+    assert figures.memory_verdict().startswith("verdict: memory: slots save ")
+    reports = figures.timing_reports()
+    assert len(reports) == 2 and not any(r.startswith("verdict") for r in reports)
+    assert all("95 % CI" in r and "quoted" in r for r in reports)
 
 
-def test_frozen_classes_forbid_assignment_and_are_measured() -> None:
+def test_memory_verdict_follows_the_bytes() -> None:
+    c = compare(_m(2.0), _m(1.0))
+
+    def verdict(plain: float, slotted: float) -> str:
+        return SlotsFigures(3, plain, slotted, c, c).memory_verdict()
+
+    assert "slots save 25 %" in verdict(200, 150)
+    assert "the same size" in verdict(100, 100)
+    assert "50 % larger" in verdict(100, 150)
+
+
+def test_ratio_report_states_the_interval_and_no_category() -> None:
+    line = ratio_report("read", compare(_m(1.1), _m(1.0)), 1.04)
+    assert line.startswith("read: ratio 1.10 (95 % CI ") and "quoted 1.04 for CPython 3.14" in line
+    assert not line.startswith("verdict") and not any(w in line for w in ("slower", "faster", "same time"))
+
+
+def test_frozen_classes_forbid_assignment() -> None:
     mutable, frozen = frozen_classes(3)
     with pytest.raises(AttributeError):  # FrozenInstanceError is an AttributeError
         frozen(1, 2, 3).f0 = 9
     assert hash(frozen(1, 2, 3)) == hash(frozen(1, 2, 3))
-    a, b = measure_frozen(3, target=0.001)
-    assert "frozen" in b.label and "frozen" not in a.label
+    assert "__slots__" in vars(mutable) and "__slots__" in vars(frozen)
 
 
 def _m(value: float, label: str = "", spread: float = 0.01) -> Measurement:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
+from edumatcher.comparison import OUTCOMES
 from edumatcher.experiments.snapshots import (
     CountingSink,
+    PublicationCost,
+    gap_direction,
     price_levels,
     publication_costs,
     ramped_engine,
     snapshot_costs,
     trade_pairs,
 )
+from edumatcher.measure import Measurement, compare
 from edumatcher.sinks import IterableSource
 
 
@@ -33,11 +39,30 @@ def test_ramped_engine_spreads_orders_over_levels() -> None:
 
 
 def test_every_change_policy_publishes_per_message_and_throttled_per_interval() -> None:
-    (cost,) = publication_costs((200,), pairs=50)
+    (cost,) = publication_costs((200,), pairs=50, budget=0.05)
     assert cost.snapshots_every_change == cost.messages  # every message changed the book
     # 1 ms of market time per message and a 100 ms interval: about one snapshot per 100 messages.
-    assert 0 < cost.snapshots_throttled <= cost.messages // 100 + 5
+    passes = cost.messages // 100
+    assert 0 < cost.snapshots_throttled <= passes + 5
     assert cost.every_change.ops_per_call == 100 and cost.throttled.ops_per_call == 100
+    # Interleaved: both policies ran the same rounds (plus one warm-up pass each, counted in messages).
+    assert cost.comparison.paired and cost.every_change.repeat == cost.throttled.repeat == cost.comparison.rounds
+    assert passes == cost.comparison.rounds + 1
+    assert cost.comparison.outcome in OUTCOMES
+    assert cost.every_change.label.startswith("snapshot after every change")
+
+
+def test_gap_direction_is_judged_from_the_intervals_not_the_points() -> None:
+    def cost(every: float, spread: float) -> PublicationCost:
+        a = Measurement.from_samples([every * (1 + spread * k) for k in (-1, -0.5, 0, 0.5, 1)], ops_per_call=10)
+        b = Measurement.from_samples([1.0] * 5, ops_per_call=10)
+        return PublicationCost(100, 10, 50, compare(a, b), 50, 1)
+
+    assert gap_direction([cost(3.0, 0.01), cost(14.0, 0.01)]).startswith("verdict: the gap between the policies widens")
+    assert "narrows" in gap_direction([cost(14.0, 0.01), cost(3.0, 0.01)])
+    assert "no change in the gap detectable" in gap_direction([cost(3.0, 0.5), cost(3.3, 0.5)])
+    with pytest.raises(ValueError):
+        gap_direction([cost(3.0, 0.01)])
 
 
 def test_snapshot_costs_measures_each_size() -> None:

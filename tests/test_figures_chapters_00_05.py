@@ -19,7 +19,7 @@ from edumatcher.figures.depth import depth_chart, queue_ladder  # noqa: E402
 from edumatcher.figures.latency import latency_histogram  # noqa: E402
 from edumatcher.figures.profile import profile_bars  # noqa: E402
 from edumatcher.figures.slots import slots_panels  # noqa: E402
-from edumatcher.measure import Measurement  # noqa: E402
+from edumatcher.measure import Measurement, compare  # noqa: E402
 from edumatcher.model import TIF, Order, OrderType, Side  # noqa: E402
 
 
@@ -77,6 +77,11 @@ def test_profile_bars_colour_the_gate() -> None:
 def test_cost_and_saving_bars() -> None:
     _check(cost_bars([_m(2e-6, "slow"), _m(1e-6, "fast")], title="x"), 1)
     _check(cost_bars([_m(2e-3, "pass", ops=1000)], log=True), 1)
+    # A Comparison gives its two bars and the ratio with its interval beside the second.
+    fig = cost_bars([compare(_m(2e-6, "a"), _m(1e-6, "b")), _m(3e-6, "c")], log=True)
+    _check(fig, 1)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["c", "b", "a"]
+    assert sum("a/b = 2.00 (95 % CI" in t.get_text() for t in fig.axes[0].texts) == 1
     fig = saving_bars([("a", 3e-6), ("b", -1e-7)], highlight=["a"])
     _check(fig, 1)
     assert fig.axes[0].get_xlim()[0] < 0  # a negative saving is drawn left of zero
@@ -88,8 +93,10 @@ def test_cost_and_saving_bars() -> None:
 
 
 def test_slots_panels_has_three_panels() -> None:
-    figures = SlotsFigures(18, 232.0, 176.0, _m(5e-7), _m(4e-7), _m(2e-8), _m(2e-8))
-    _check(slots_panels(figures), 3)
+    figures = SlotsFigures(18, 232.0, 176.0, compare(_m(5e-7), _m(4e-7)), compare(_m(2e-8), _m(2e-8)))
+    fig = slots_panels(figures)
+    _check(fig, 3)
+    assert "plain / slots 1.25 (95 % CI" in fig.axes[1].get_title()
 
 
 def test_deletion_and_compaction_figures() -> None:

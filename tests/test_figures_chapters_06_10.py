@@ -28,7 +28,7 @@ from edumatcher.figures.run_loop import LOOP_ARROWS, LOOP_BOXES, run_loop_diagra
 from edumatcher.figures.runs import before_after, runs_strip, single_vs_median_figure  # noqa: E402
 from edumatcher.figures.sampling import percentile_comparison  # noqa: E402
 from edumatcher.figures.snapshots import snapshot_cost_figure  # noqa: E402
-from edumatcher.measure import Measurement  # noqa: E402
+from edumatcher.measure import Measurement, compare  # noqa: E402
 
 
 def m(seconds: float, label: str = "x", ops: int = 1) -> Measurement:
@@ -59,7 +59,8 @@ def test_run_loop_diagram_draws_every_box_and_names_the_message_path(figures: li
 
 def test_snapshot_and_sampling_figures(figures: list[Figure]) -> None:
     snaps = [SnapshotCost(1_000, 100, m(2e-5)), SnapshotCost(4_000, 400, m(5e-5))]
-    pubs = [PublicationCost(n, lv, 400, m(0.02, ops=400), m(0.004, ops=400), 400, 4) for n, lv in ((1_000, 100), (4_000, 400))]
+    pubs = [PublicationCost(n, lv, 400, compare(m(0.02, ops=400), m(0.004, ops=400)), 400, 4)
+            for n, lv in ((1_000, 100), (4_000, 400))]
     fig = snapshot_cost_figure(snaps, pubs)
     figures.append(fig)
     assert len(fig.axes) == 2 and "Building one snapshot" in texts(fig)
@@ -89,9 +90,10 @@ def test_pooling_figures(figures: list[Figure]) -> None:
     fig = tracked_bars([TrackedRow("ints", 100, 1, 1), TrackedRow("objects", 100, 101, 101)])
     figures.append(fig)
     assert "101" in texts(fig)
-    fig = pause_bars(m(0.01, "base"), m(0.02, "with"))
+    fig = pause_bars(m(0.01, "nothing kept"), m(0.02, "with"))
     figures.append(fig)
     assert len(fig.axes) == 1
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["nothing kept", "with"]
 
 
 def test_runs_figures(figures: list[Figure]) -> None:

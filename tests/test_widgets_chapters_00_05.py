@@ -53,17 +53,19 @@ def test_latency_explorer() -> None:
 
 
 def test_slots_explorer() -> None:
-    control = slots_explorer(instances=500, target=0.001)
+    control = slots_explorer(instances=500, budget=0.05, target=0.001)
     assert "slots save" in control.last[1].value
     _default_and_one_change(control, "n_fields", 3)
 
 
 def test_from_dict_explorer() -> None:
-    _default_and_one_change(from_dict_explorer(target=0.001), "n_fields", 2)
+    control = from_dict_explorer(budget=0.05, target=0.001)
+    assert "95 % CI" in control.last[1].value
+    _default_and_one_change(control, "n_fields", 2)
 
 
 def test_codec_explorer() -> None:
-    _default_and_one_change(codec_explorer(target=0.001), "keys", 3)
+    _default_and_one_change(codec_explorer(budget=0.05, target=0.001), "keys", 3)
 
 
 def test_compaction_explorer() -> None:

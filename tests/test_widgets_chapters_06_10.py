@@ -47,10 +47,11 @@ def test_gc_size_explorer_reuses_given_rows_then_measures(monkeypatch: pytest.Mo
     assert calls == [gc_sizes.PRESETS["small: up to 20,000 resting"]]
 
 
-def test_tracking_explorer_measures_its_default_and_restores_the_collector() -> None:
+def test_tracking_explorer_measures_its_default_in_a_fresh_process_and_leaves_ours_alone() -> None:
     before = collector_state()
     control = tracking_explorer(n=10_000)
     assert isinstance(control.last[0], Figure) and "10,000 values" in control.last[1].value
+    assert "In a fresh process" in control.last[1].value and "nothing kept" in control.last[1].value
     control.controls["name"].value = "ints in a preallocated list (a ring)"
     assert "ints in a preallocated list" in control.last[1].value
     assert collector_state() == before and gc.isenabled() == before[1]

@@ -10,8 +10,9 @@ parallel ``array.array('q')`` columns indexed by ``price - low``. The best price
 is remembered and, when its level empties, found again by scanning towards worse
 prices (O(range) in the worst case, O(1) when the next level is close).
 
-``scalar_access_costs`` measures reading single elements from Python out of a
-``list``, an ``array.array`` and a NumPy array, plus NumPy's own vectorised sum:
+``scalar_access_costs`` compares, in interleaved rounds, reading single elements
+from Python out of a ``list``, an ``array.array`` and a NumPy array, and the
+list loop against NumPy's own vectorised sum:
 every read from a typed array must build ("box") a Python object for the value,
 which is why arrays of machine numbers are not faster from Python code.
 ``level_memory`` measures, with ``tracemalloc``, the bytes held by an
@@ -33,9 +34,12 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..measure import Measurement, measure
+from ..comparison import Comparison, compare_interleaved
+from ..measure import Measurement
 
-__all__ = ["ArrayLevels", "dict_levels", "scalar_access_costs", "LevelMemory", "level_memory"]
+__all__ = [
+    "ArrayLevels", "dict_levels", "READ_LOOP", "AccessCosts", "scalar_access_costs", "LevelMemory", "level_memory",
+]
 
 
 class ArrayLevels:
@@ -176,26 +180,57 @@ def dict_levels(orders: Sequence[tuple[int, int]]) -> dict[int, list[int]]:
     return levels
 
 
-def scalar_access_costs(n: int = 10_000, *, repeat: int = 5, target: float = 0.02) -> list[Measurement]:
+READ_LOOP = "total = 0\nfor i in positions:\n    total += {xs}[i]"
+"""The timed loop of ``scalar_access_costs``: read every element of ``{xs}`` once, by index, from Python."""
+
+
+@dataclass(frozen=True)
+class AccessCosts:
+    """Three interleaved comparisons of reading ``n`` ints; samples are seconds per pass, ``per_op`` per element.
+
+    ``array_vs_list`` and ``numpy_vs_list``: ``READ_LOOP`` over a typed array (a)
+    against the same loop over a list (b). ``loop_vs_c``: ``READ_LOOP`` over the
+    list (a) against ``xs_numpy.sum()`` (b), the loop in C.
+    """
+
+    array_vs_list: Comparison
+    numpy_vs_list: Comparison
+    loop_vs_c: Comparison
+
+    @property
+    def measurements(self) -> list[Measurement]:
+        """``[list, array.array, numpy, numpy sum()]``, for a table or a chart (the list from ``array_vs_list``)."""
+        return [self.array_vs_list.b, self.array_vs_list.a, self.numpy_vs_list.a, self.loop_vs_c.b]
+
+
+def scalar_access_costs(n: int = 10_000, *, budget: float = 1.0, target: float = 0.01) -> AccessCosts:
     """Per-element cost of summing ``n`` ints by index from Python: list, ``array.array``, NumPy; and NumPy's ``sum()``.
 
-    Each sample reads every element once in a Python loop (``ops_per_call = n``);
-    the last row lets NumPy do the loop in C. Returns four measurements.
+    Each sample runs ``READ_LOOP`` over ``xs_list``, ``xs_array`` or ``xs_numpy``
+    (``ops_per_call = n``; the three names are globals of one namespace, so every
+    loop pays the same lookups); the comparisons are interleaved and adaptive
+    (``comparison.compare_interleaved``, about ``budget`` seconds each).
     """
     import numpy as np  # a course dependency; imported here so the engine never needs it
 
     values = list(range(n))
     names = {"xs_list": values, "xs_array": array("q", values), "xs_numpy": np.array(values, dtype=np.int64),
              "positions": range(n)}
-    loop = "total = 0\nfor i in positions:\n    total += {}[i]"
-    out = [
-        measure(loop.format(name), globals=names, repeat=repeat, target=target, ops_per_call=n, label=label)
-        for name, label in (("xs_list", "list, read from Python"), ("xs_array", "array.array('q'), read from Python"),
-                            ("xs_numpy", "numpy int64 array, read from Python"))
-    ]
-    out.append(measure("xs_numpy.sum()", globals=names, repeat=repeat, target=target, ops_per_call=n,
-                       label="numpy sum(), the loop in C"))
-    return out
+    labels = {"xs_list": "list, read from Python", "xs_array": "array.array('q'), read from Python",
+              "xs_numpy": "numpy int64 array, read from Python"}
+
+    def against(stmt_a: str, stmt_b: str, label_a: str, label_b: str) -> Comparison:
+        return compare_interleaved(stmt_a, stmt_b, globals=names, labels=(label_a, label_b), budget=budget,
+                                   target=target, ops_per_call=n)
+
+    def loop(name: str) -> str:
+        return READ_LOOP.format(xs=name)
+
+    return AccessCosts(
+        against(loop("xs_array"), loop("xs_list"), labels["xs_array"], labels["xs_list"]),
+        against(loop("xs_numpy"), loop("xs_list"), labels["xs_numpy"], labels["xs_list"]),
+        against(loop("xs_list"), "xs_numpy.sum()", labels["xs_list"], "numpy sum(), the loop in C"),
+    )
 
 
 @dataclass(frozen=True)

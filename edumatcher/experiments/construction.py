@@ -1,16 +1,20 @@
 """The cost of turning data into objects and back: ``from_dict``, enums, builders, ids.
 
-Everything here is paid once per message, at the full message rate, so chapter 03
-measures each pair side by side:
+Everything here is paid once per message, at the full message rate. Chapter 03
+times each pair in its own cells, in one interleaved comparison per pair
+(``compare_interleaved``: rounds of A and B alternated, the ratio of medians with
+a 95 % confidence interval; see ``edumatcher.comparison``), "without the
+technique" as ``a`` and "with it" as ``b``. This module holds what those cells
+need besides the timed statements:
 
-* ``cls(**d)`` (the generated ``__init__``, keyword dispatch) against
-  ``object.__new__`` plus direct slot writes, on the real ``Order`` and on a
-  synthetic class of any field count;
-* ``Enum(value)`` against a prebuilt value -> member dict, and ``member.value``
-  against the member itself;
-* the validating builder ``make_order_new`` against ``make_order_new_unchecked``;
-* ``str(uuid.uuid4())`` against ``os.urandom(16).hex()``;
-* the one coercion an unchecked builder keeps, against a copy without it.
+* ``order_via_init``: what ``Order.from_dict`` would be through the generated
+  ``__init__`` (keyword dispatch), so the two differ only in that;
+* ``direct_writer``: a hand-written-style ``from_dict`` for any dataclass, and
+  ``measure_synthetic_from_dict``, the comparison on a class of any field count
+  (chapter 03's slider);
+* ``BUILDER_ARGS`` for the validating and unchecked builders;
+* ``depth_payload_without_coercion``: an unchecked builder minus its one coercion;
+* ``QUOTED_RATIOS``: seed 000's ratios for the same pairs.
 
 >>> d = sample_order_dict()
 >>> order_via_init(d).to_dict() == Order.from_dict(d).to_dict()
@@ -20,14 +24,12 @@ True
 from __future__ import annotations
 
 import functools
-import os
-import uuid
 from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from ..measure import Measurement, measure
-from ..messages import dumps, make_book_depth_unchecked, make_order_new, make_order_new_unchecked
+from ..comparison import SAMPLE_TARGET, Comparison, compare_interleaved
+from ..messages import dumps
 from ..model import (
     ORDER_TYPE_BY_VALUE,
     SELF_MATCH_BY_VALUE,
@@ -35,16 +37,22 @@ from ..model import (
     STATUS_BY_VALUE,
     TIF_BY_VALUE,
     Order,
-    OrderType,
-    Side,
 )
 from .slots import field_classes
 
 __all__ = [
-    "sample_order_dict", "order_via_init", "direct_writer", "measure_from_dict", "measure_synthetic_from_dict",
-    "measure_enum_lookup", "measure_member_value", "BUILDER_ARGS", "measure_builders", "measure_ids",
-    "depth_payload_without_coercion", "measure_coercion",
+    "sample_order_dict", "order_via_init", "direct_writer", "measure_synthetic_from_dict", "BUILDER_ARGS",
+    "depth_payload_without_coercion", "QUOTED_RATIOS",
 ]
+
+QUOTED_RATIOS: dict[str, float] = {
+    "S(**d) / direct writes": 2505 / 501,
+    "Enum(value) / table": 203 / 22,
+    "member.value / member": 107 / 23,
+    "checked / unchecked builder": 7.3 / 2.4,
+    "uuid4 / urandom.hex": 1218 / 170,
+}
+"""Seed 000's ratios "without / with the technique", from the times it printed (quoted, CPython 3.14.10)."""
 
 
 def sample_order_dict() -> dict[str, Any]:
@@ -99,67 +107,21 @@ def direct_writer(cls: type) -> Callable[[dict[str, Any]], Any]:
     return fn
 
 
-def measure_from_dict(*, target: float = 0.02) -> tuple[Measurement, Measurement]:
-    """The real ``Order``: ``(Order(**kw) route, Order.from_dict)`` on ``sample_order_dict()``."""
-    d = sample_order_dict()
-    from_dict = Order.from_dict
-    return (
-        measure(lambda: order_via_init(d), target=target, label="Order(**fields) via __init__"),
-        measure(lambda: from_dict(d), target=target, label="Order.from_dict (__new__ + slot writes)"),
-    )
+def measure_synthetic_from_dict(n_fields: int = 18, *, budget: float = 1.5,
+                                target: float = SAMPLE_TARGET) -> Comparison:
+    """A slotted dataclass of ``n_fields`` ints: ``S(**d)`` (a) against ``__new__`` + direct writes (b).
 
-
-def measure_synthetic_from_dict(n_fields: int = 18, *, target: float = 0.02) -> tuple[Measurement, Measurement]:
-    """A slotted dataclass of ``n_fields`` ints: ``(S(**d), __new__ + direct writes)``."""
+    Interleaved, adaptive; unpacks as ``(a, b)``. Cost: about ``budget`` seconds.
+    """
     _, Slotted = field_classes(n_fields)
     d = {f"f{i}": i for i in range(n_fields)}
     write = direct_writer(Slotted)
-    return (
-        measure(lambda: Slotted(**d), target=target, label=f"S(**d), {n_fields} fields"),
-        measure(lambda: write(d), target=target, label=f"__new__ + {n_fields} slot writes"),
-    )
-
-
-def measure_enum_lookup(*, target: float = 0.02) -> tuple[Measurement, Measurement]:
-    """``(OrderType("LIMIT"), ORDER_TYPE_BY_VALUE["LIMIT"])``, as statements inlined in the timing loop."""
-    g = {"OrderType": OrderType, "table": ORDER_TYPE_BY_VALUE}
-    return (
-        measure('OrderType("LIMIT")', globals=g, target=target, label='OrderType("LIMIT")'),
-        measure('table["LIMIT"]', globals=g, target=target, label='ORDER_TYPE_BY_VALUE["LIMIT"]'),
-    )
-
-
-def measure_member_value(*, target: float = 0.02) -> tuple[Measurement, Measurement]:
-    """``(Side.BUY.value, Side.BUY)``: the ``.value`` descriptor against the member itself."""
-    g = {"Side": Side}
-    return (
-        measure("Side.BUY.value", globals=g, target=target, label="Side.BUY.value"),
-        measure("Side.BUY", globals=g, target=target, label="Side.BUY"),
-    )
+    return compare_interleaved(lambda: Slotted(**d), lambda: write(d), budget=budget, target=target,
+                               labels=(f"S(**d), {n_fields} fields", f"__new__ + {n_fields} slot writes"))
 
 
 BUILDER_ARGS: tuple[Any, ...] = ("o-7f3a9c", "EDU", "BUY", "LIMIT", 250, "ana", "GTC", "100.12")
 """Arguments of a realistic ``order.new`` for both builders (id, symbol, side, type, qty, owner, tif, price)."""
-
-
-def measure_builders(*, target: float = 0.02) -> tuple[Measurement, Measurement]:
-    """``(make_order_new, make_order_new_unchecked)`` on ``BUILDER_ARGS``; they return identical bytes."""
-    args = BUILDER_ARGS
-    if make_order_new(*args) != make_order_new_unchecked(*args):  # pragma: no cover - pinned by the tests
-        raise AssertionError("the two builders disagree; the comparison would be meaningless")
-    return (
-        measure(lambda: make_order_new(*args), target=target, label="make_order_new (checks every rule)"),
-        measure(lambda: make_order_new_unchecked(*args), target=target, label="make_order_new_unchecked"),
-    )
-
-
-def measure_ids(*, target: float = 0.02) -> tuple[Measurement, Measurement]:
-    """``(str(uuid.uuid4()), os.urandom(16).hex())``: 128 random bits each, formatted differently."""
-    uuid4, urandom = uuid.uuid4, os.urandom
-    return (
-        measure(lambda: str(uuid4()), target=target, label="str(uuid.uuid4())"),
-        measure(lambda: urandom(16).hex(), target=target, label="os.urandom(16).hex()"),
-    )
 
 
 def depth_payload_without_coercion(
@@ -179,12 +141,3 @@ def depth_payload_without_coercion(
     if best_ask is not None:
         d["best_ask"] = best_ask
     return dumps(d)
-
-
-def measure_coercion(*, target: float = 0.02) -> tuple[Measurement, Measurement]:
-    """``(make_book_depth_unchecked, the same without the coercion)``: what byte-identity costs per call."""
-    args = ("EDU", 300, 100, 0.5, 1_000)
-    return (
-        measure(lambda: make_book_depth_unchecked(*args), target=target, label="make_book_depth_unchecked (coerces)"),
-        measure(lambda: depth_payload_without_coercion(*args), target=target, label="same, without the coercion"),
-    )

@@ -3,11 +3,15 @@
 * ``deletion_costs``: cancelling orders from a heap of ``n`` entries, three ways:
   the eager way (``list.remove`` then ``heapify``: O(n) per cancel), the lazy way
   on the same heap (find the entry by id, flip its ``valid`` flag: O(1)), and the
-  real ``OrderBook.cancel``.
+  real ``OrderBook.cancel``; eager and ``OrderBook.cancel`` are compared
+  interleaved (``compare_passes``), and ``growth_verdict`` says how each grows with size.
 * ``compaction_sweep``: one ``cancel_heavy`` workload through books with different
   ``compact_factor`` values: the peak number of heap entries, how many rebuilds,
-  and the time taken.
-* ``bare_vs_full``: ``BareBook`` and ``OrderBook`` on the same ``standard`` workload.
+  and the time taken; ``compaction_verdict`` states the memory side (exact) and
+  ``compaction_times_line`` the time side (informational: the differences sit
+  near the negligible band, so no verdict is drawn from them).
+* ``full_vs_bare``: ``OrderBook`` against ``BareBook`` on the same ``standard``
+  workload, interleaved (``bare_vs_full`` gives the same two measurements the other way round).
 * ``entry_layouts``: five ways to write a heap entry, and what each costs: a push
   and a pop, tracked objects per resting order, and a young collection over the
   entries filed since the last one (why ``book.py`` chose one int key per order,
@@ -30,14 +34,15 @@ from typing import Any
 
 from ..bare_book import BareBook
 from ..book import COMPACT_SLACK, OrderBook, heap_key
+from ..comparison import Comparison, compare, compare_passes
 from ..measure import Measurement, Pass, collector, interleave, measure, measure_passes
 from ..model import TIF, Order, OrderType, Side
 from ..workloads import CANCEL, NEW, apply_prepared, cancel_heavy, opening_ramp, prepare, standard
 
 __all__ = [
-    "HeapEntry", "resting_heap", "DeletionCosts", "deletion_costs", "CompactionRow", "compaction_sweep",
-    "compaction_trace",
-    "bare_vs_full", "EntryLayout", "EntryLayoutRow", "ENTRY_LAYOUTS", "entry_layouts", "tracked_per_resting_order",
+    "HeapEntry", "resting_heap", "DeletionCosts", "deletion_costs", "growth_verdict", "CompactionRow",
+    "compaction_sweep", "compaction_trace", "compaction_verdict", "compaction_times_line",
+    "full_vs_bare", "bare_vs_full", "EntryLayout", "EntryLayoutRow", "ENTRY_LAYOUTS", "entry_layouts", "tracked_per_resting_order",
 ]
 
 
@@ -86,31 +91,61 @@ def _cancel_in_book(state: tuple[OrderBook, list[str]]) -> int:
     return len(ids)
 
 
-def _book_with(n: int, seed: int) -> tuple[OrderBook, list[str]]:
+def _book_batches(n: int, seed: int, batch: int) -> Callable[[], tuple[OrderBook, list[str]]]:
+    """A book of ``n`` resting orders, and a ``prepare`` that hands out a batch of ``batch`` of its ids per call.
+
+    Batches come from all over the book (ids shuffled), in turn. Before handing out
+    the next batch, ``prepare`` rests again (untimed) the orders of the batch it
+    handed out last, which the pass has cancelled since: so every pass cancels live
+    orders from a book of ``n - batch`` to ``n`` orders, however many passes run.
+    (Dead keys pile up meanwhile; the book's own compaction clears them, inside a
+    timed cancel, as it would in service.)
+    """
     book = OrderBook("EDU")
     ops = opening_ramp(n, seed=seed)
     apply_prepared(book, prepare(ops))
-    ids = [op[1] for op in ops]
-    random.Random(seed).shuffle(ids)  # batches from all over the book, not the oldest orders first
-    return book, ids
+    by_id = {op[1]: op for op in ops}
+    ids = list(by_id)
+    random.Random(seed).shuffle(ids)
+    batches = [ids[i:i + batch] for i in range(0, len(ids) - batch + 1, batch)]
+    turn = itertools.count()
+    handed: list[str] = []
+
+    def next_batch() -> tuple[OrderBook, list[str]]:
+        back = [by_id[i] for i in handed if book.get(i) is None]
+        if back:
+            apply_prepared(book, prepare(back))
+        handed[:] = batches[next(turn) % len(batches)]
+        return book, list(handed)
+
+    return next_batch
 
 
 @dataclass(frozen=True)
 class DeletionCosts:
-    """Per-cancel timings at one heap size (``ops_per_call`` is the number of cancels per pass)."""
+    """Per-cancel timings at one heap size (``ops_per_call`` is the number of cancels per pass).
+
+    ``comparison`` is eager removal against ``OrderBook.cancel``, interleaved (its
+    ``a`` and ``b`` are ``eager`` and ``book``); None when built by hand.
+    """
 
     size: int
     eager: Measurement
     lazy: Measurement
     book: Measurement
+    comparison: Comparison | None = None
 
 
 def deletion_costs(sizes: Sequence[int] = (1_000, 4_000, 16_000), *, cancels: int = 12, repeat: int = 5,
-                   seed: int = 1) -> list[DeletionCosts]:
+                   seed: int = 1, budget: float = 1.0) -> list[DeletionCosts]:
     """Time ``cancels`` random cancels at each heap size, eager against lazy against ``OrderBook.cancel``.
 
-    Every pass starts from a fresh copy (eager, book) or fresh flags (lazy), built
-    untimed. The eager pass dominates the cost: about ``cancels * sizes`` steps.
+    Eager removal and ``OrderBook.cancel`` are compared with ``compare_passes``
+    (interleaved, adaptive, ``budget`` seconds per size); the bare flag flip is
+    timed on its own (``repeat`` passes), for the picture. Every eager pass starts
+    from a fresh copy of the heap, every flag pass from fresh flags, and every
+    book pass from a batch of live orders (see ``_book_batches``), built untimed.
+    The collector is off while timing (young objects collected between passes).
     """
     out = []
     for size in sizes:
@@ -124,22 +159,36 @@ def deletion_costs(sizes: Sequence[int] = (1_000, 4_000, 16_000), *, cancels: in
                 index[order_id][2].valid = True
             return index, picked
 
-        # One book per size; each pass cancels a fresh batch of its orders (the book
-        # shrinks by a few dozen orders in all, which does not change its depth).
-        book, ids = _book_with(size, seed)
-        batches = iter([ids[i:i + len(picked)] for i in range(0, len(ids), len(picked))][: repeat + 2])
-        eager, lazy = interleave(
-            [
-                Pass(f"eager: list.remove + heapify ({size:,})", _cancel_eagerly,
-                     lambda heap=heap, items=items: (list(heap), items), len(items)),
-                Pass(f"lazy: flip the flag ({size:,})", _cancel_lazily, fresh_flags, len(picked)),
-            ],
-            repeat=repeat,
+        comparison = compare_passes(
+            Pass(f"eager: list.remove + heapify ({size:,})", _cancel_eagerly,
+                 lambda heap=heap, items=items: (list(heap), items), len(items)),
+            Pass(f"OrderBook.cancel ({size:,})", _cancel_in_book, _book_batches(size, seed, len(picked)), len(picked)),
+            budget=budget, gc=False,
         )
-        in_book = measure_passes(_cancel_in_book, lambda book=book, batches=batches: (book, next(batches)),
-                                 label=f"OrderBook.cancel ({size:,})", ops_per_call=len(picked), repeat=repeat)
-        out.append(DeletionCosts(size, eager, lazy, in_book))
+        lazy = measure_passes(_cancel_lazily, fresh_flags, label=f"lazy: flip the flag ({size:,})",
+                              ops_per_call=len(picked), repeat=repeat, gc=False)
+        out.append(DeletionCosts(size, comparison.a, lazy, comparison.b, comparison))
     return out
+
+
+def growth_verdict(costs: Sequence[DeletionCosts]) -> str:
+    """A ``verdict:`` line: from the smallest heap to the largest, how eager removal and ``OrderBook.cancel`` grew.
+
+    Each growth is a ratio of medians (largest size over smallest) with its
+    bootstrap interval (``measure.compare``, unpaired: the sizes were timed apart).
+    The line says "eager grows with depth, the lazy cancel far less" only when the
+    eager growth's interval lies wholly above twice the book's; otherwise that this
+    run cannot separate them.
+    """
+    if len(costs) < 2:
+        raise ValueError("growth_verdict needs at least two sizes")
+    first, last = costs[0], costs[-1]
+    eager, book = compare(last.eager, first.eager), compare(last.book, first.book)
+    numbers = (f"from {first.size:,} to {last.size:,} entries ({last.size / first.size:g}x), eager removal per cancel "
+               f"grew {eager.ratio:.1f}x ({eager.ci_text}) and OrderBook.cancel {book.ratio:.1f}x ({book.ci_text})")
+    if eager.ci[0] > 2 * book.ci[1]:
+        return f"verdict: {numbers}: eager removal grows with depth, the lazy cancel far less."
+    return f"verdict: {numbers}: this run cannot separate how the two grow."
 
 
 @dataclass(frozen=True)
@@ -209,7 +258,9 @@ def compaction_sweep(factors: Sequence[float] = (1, 2, 4, 8), *, n: int = 6_000,
     """Run ``cancel_heavy(n, seed)`` through an ``OrderBook`` per factor: one watched pass, ``repeat`` timed ones.
 
     The watched pass counts; the timed passes run the plain ``apply_prepared``
-    loop, so watching costs nothing in the times. Factors are timed alternately.
+    loop, so watching costs nothing in the times. Factors are timed in
+    interleaved rounds (one ``interleave`` call, so any two rows' times compare
+    paired), with the collector off (young objects collected between passes).
     """
     ops = cancel_heavy(n, seed=seed)
     rows = []
@@ -220,22 +271,74 @@ def compaction_sweep(factors: Sequence[float] = (1, 2, 4, 8), *, n: int = 6_000,
         [Pass(f"compact_factor={f:g}", lambda state: apply_prepared(*state),
               lambda f=f: (OrderBook("EDU", compact_factor=f, compact_slack=slack), prepare(ops)), len(ops))
          for f in factors],
-        repeat=repeat,
+        repeat=repeat, gc=False,
     )
     return [CompactionRow(f, peak, live, rebuilds, final, t)
             for (f, peak, live, rebuilds, final), t in zip(rows, times, strict=True)]
 
 
-def bare_vs_full(n: int = 20_000, *, seed: int = 1, repeat: int = 5) -> tuple[Measurement, Measurement]:
-    """``(BareBook, OrderBook)`` on ``standard(n, seed)``, alternately, fresh orders per pass."""
+def compaction_verdict(rows: Sequence[CompactionRow]) -> str:
+    """A ``verdict:`` line on the memory side of the sweep: exact counts, so it is the same on every run.
+
+    Says whether peak heap entries rise and rebuilds fall as the factor grows
+    (rows in increasing factor order), with the counts.
+
+    >>> rows = compaction_sweep([1, 8], n=400, repeat=5)
+    >>> compaction_verdict(rows).split(" (")[0]
+    'verdict: as compact_factor grows, peak heap entries rise and rebuilds fall'
+    """
+    if len(rows) < 2:
+        raise ValueError("compaction_verdict needs at least two rows")
+    rows = sorted(rows, key=lambda r: r.factor)
+    peaks = [r.peak_entries for r in rows]
+    rebuilds = [r.rebuilds for r in rows]
+    rise = all(a <= b for a, b in itertools.pairwise(peaks)) and peaks[0] < peaks[-1]
+    fall = all(a >= b for a, b in itertools.pairwise(rebuilds)) and rebuilds[0] > rebuilds[-1]
+    counts = "; ".join(f"{r.factor:g}: {r.peak_entries:,} entries, {r.rebuilds} rebuild(s)" for r in rows)
+    memory = "peak heap entries rise" if rise else "peak heap entries do not rise steadily"
+    work = "rebuilds fall" if fall else "rebuilds do not fall steadily"
+    return f"verdict: as compact_factor grows, {memory} and {work} ({counts}; peak live orders {rows[0].peak_live:,})"
+
+
+def compaction_times_line(rows: Sequence[CompactionRow], *, against: float = 2) -> str:
+    """An informational line (deliberately not a verdict): each factor's time per run over factor ``against``'s.
+
+    Ratios of medians with their bootstrap intervals (paired when the rows came
+    from one ``compaction_sweep``). The differences between factors are a few per
+    cent, near the ±5 % band inside which two times count as the same, so a run
+    can land on either side: the line reports, it does not conclude.
+    """
+    base = next((r for r in rows if r.factor == against), None)
+    if base is None:
+        raise ValueError(f"no row for compact_factor={against:g}")
+    parts = []
+    for r in rows:
+        if r is base:
+            continue
+        c = compare(r.time, base.time)
+        parts.append(f"{r.factor:g}: {c.ratio:.2f}x ({c.ci_text})")
+    return f"time per run against compact_factor={against:g} (ratio of medians): " + "; ".join(parts)
+
+
+def full_vs_bare(n: int = 10_000, *, seed: int = 1, budget: float = 2.0) -> Comparison:
+    """``OrderBook`` against ``BareBook`` on ``standard(n, seed)``, interleaved, fresh orders per pass.
+
+    ``compare_passes`` with the collector off (young objects collected between
+    passes, off the clock), as ``bench book`` does: a full collection would
+    otherwise walk the whole kernel's heap and bill it to whichever book was
+    running. Unpacks as ``(full, bare)``; ``ratio`` is full over bare.
+    """
     ops = standard(n, seed=seed)
-    bare, full = interleave(
-        [
-            Pass("BareBook", lambda state: apply_prepared(*state), lambda: (BareBook("EDU"), prepare(ops)), n),
-            Pass("OrderBook", lambda state: apply_prepared(*state), lambda: (OrderBook("EDU"), prepare(ops)), n),
-        ],
-        repeat=repeat,
+    return compare_passes(
+        Pass("OrderBook", lambda state: apply_prepared(*state), lambda: (OrderBook("EDU"), prepare(ops)), n),
+        Pass("BareBook", lambda state: apply_prepared(*state), lambda: (BareBook("EDU"), prepare(ops)), n),
+        budget=budget, gc=False,
     )
+
+
+def bare_vs_full(n: int = 20_000, *, seed: int = 1, budget: float = 2.0) -> tuple[Measurement, Measurement]:
+    """``(BareBook, OrderBook)``: the two measurements of ``full_vs_bare``, bare first."""
+    full, bare = full_vs_bare(n, seed=seed, budget=budget)
     return bare, full
 
 

@@ -1,19 +1,19 @@
-"""What measuring the engine costs the engine: sampled timing, mask against modulo, counters against events.
+"""What measuring the engine costs the engine: sampled timing, and whether a sample can be trusted.
 
-Chapter 06 asks three questions about instrumentation on the message path:
+Chapter 06 asks two questions about instrumentation on the message path:
 
-* **Timing every message, or one in sixteen?** ``timing_overhead`` runs the same
-  payloads through loops shaped like ``Engine.run``'s: no timing, one message in
-  ``every`` timed into a ``LatencyRing``, every message timed. ``instrumentation_cost``
-  runs the same loops around a handler that does nothing, which isolates the
-  cost of the instrumentation itself.
+* **Timing every message, or one in sixteen?** ``timing_costs`` runs the same
+  payloads through loops shaped like ``Engine.run``'s (``timed_loop``) and compares,
+  in interleaved passes (``comparison.compare_passes``), one message in ``every``
+  timed into a ``LatencyRing`` against no timing, and every message timed against
+  no timing. ``instrumentation_cost`` does it around a handler that does nothing,
+  which isolates the instrumentation's own cost; ``timing_overhead`` around the
+  real ``Engine.handle``, where that cost is a small part of each message.
 * **Do percentiles from the sample agree with the full set?** ``sampled_percentiles``
   computes both from one list of per-message latencies.
-* **Mask or modulo?** ``ring_index_costs`` times ``LatencyRing.add`` (``pos & mask``)
-  against ``ModuloRing.add`` (``pos % size``), and the two operators alone.
-* **A counter or an event record?** ``counter_vs_event`` times incrementing a
-  per-owner counter against appending an event dict that something would
-  interpret later.
+
+``ModuloRing`` is the comparison case for the ring's index (``pos % size``
+against ``LatencyRing``'s ``pos & mask``); the chapter times both in its own cells.
 
 >>> rows = sampled_percentiles(list(range(1, 1601)), every=16)
 >>> rows[0]
@@ -25,15 +25,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from ..comparison import Comparison, compare_passes
 from ..engine import Engine
-from ..measure import Measurement, Pass, interleave, measure
+from ..measure import Pass
 from ..metrics import SAMPLE_EVERY, LatencyRing, nearest_rank
 
 __all__ = [
-    "PERCENTILES", "ModuloRing", "timed_loop", "timing_overhead", "instrumentation_cost",
-    "InstrumentationShare", "instrumentation_share",
-    "sampled", "sampled_percentiles", "ring_index_costs", "counter_vs_event",
+    "PERCENTILES", "ModuloRing", "timed_loop", "TimingCost", "timing_costs", "timing_overhead",
+    "instrumentation_cost", "InstrumentationShare", "instrumentation_share", "ratio_line",
+    "sampled", "sampled_percentiles",
 ]
 
 PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9)
@@ -89,40 +91,77 @@ def timed_loop(handle: Callable[[bytes], object], payloads: Sequence[bytes], eve
     return count
 
 
-def _contenders(make_handler: Callable[[], Callable[[bytes], object]], payloads: Sequence[bytes],
-                every: int, what: str) -> list[Pass]:
-    n = len(payloads)
+@dataclass(frozen=True)
+class TimingCost:
+    """Two comparisons against the same untimed loop: one message in ``every`` timed, and every message timed.
 
-    def run_with(k: int) -> Callable[[Callable[[bytes], object]], int]:
-        return lambda handle: timed_loop(handle, payloads, k, LatencyRing())
-
-    return [
-        Pass(f"{what}, no timing", run_with(0), make_handler, n),
-        Pass(f"{what}, 1 in {every} timed", run_with(every), make_handler, n),
-        Pass(f"{what}, every message timed", run_with(1), make_handler, n),
-    ]
-
-
-def timing_overhead(payloads: Sequence[bytes], *, every: int = SAMPLE_EVERY, repeat: int = 5) -> list[Measurement]:
-    """Time the real message path three ways: untimed, 1 in ``every`` timed, all timed (interleaved passes).
-
-    Each pass uses a fresh one-book ``Engine`` with a constant clock; the
-    measurements' ``per_op`` is seconds per message. Returns them in that order.
+    In both, ``a`` is the timed loop and ``b`` the untimed one; samples are
+    seconds per pass and ``per_op`` seconds per message.
     """
+
+    sampled: Comparison
+    every_message: Comparison
+    every: int
+
+    @property
+    def sampled_ns(self) -> float:
+        """Extra ns per message when one in ``every`` is timed (difference of the medians)."""
+        return (self.sampled.a.per_op - self.sampled.b.per_op) * 1e9
+
+    @property
+    def every_ns(self) -> float:
+        """Extra ns per message when every message is timed (difference of the medians)."""
+        return (self.every_message.a.per_op - self.every_message.b.per_op) * 1e9
+
+    @property
+    def untimed_ns(self) -> float:
+        """ns per message with no timing at all (the median of the untimed loop's passes in ``every_message``)."""
+        return self.every_message.b.per_op * 1e9
+
+
+def _contender(label: str, make_handler: Callable[[], Callable[[bytes], object]], payloads: Sequence[bytes],
+               every: int) -> Pass:
+    def prepare() -> tuple[Callable[[bytes], object], LatencyRing]:
+        return make_handler(), LatencyRing()  # built off the clock: a pass times the loop only
+
+    def run(data: Any) -> int:
+        handle, ring = data
+        return timed_loop(handle, payloads, every, ring)
+
+    return Pass(label, run, prepare, len(payloads))
+
+
+def timing_costs(make_handler: Callable[[], Callable[[bytes], object]], payloads: Sequence[bytes], *,
+                 every: int = SAMPLE_EVERY, what: str = "loop", budget: float = 1.0) -> TimingCost:
+    """Compare ``timed_loop`` timing 1 in ``every`` and timing every message against no timing, interleaved.
+
+    Each sample is one pass of ``timed_loop`` over ``payloads`` with a fresh
+    handler from ``make_handler`` and a fresh ring, both built off the clock
+    (``compare_passes``). ``what`` starts every label. Cost: about ``2 * budget`` seconds.
+    """
+    untimed = _contender(f"{what}, no timing", make_handler, payloads, 0)
+    sampled = compare_passes(_contender(f"{what}, 1 in {every} timed", make_handler, payloads, every), untimed,
+                             budget=budget)
+    everything = compare_passes(_contender(f"{what}, every message timed", make_handler, payloads, 1), untimed,
+                                budget=budget)
+    return TimingCost(sampled, everything, every)
+
+
+def timing_overhead(payloads: Sequence[bytes], *, every: int = SAMPLE_EVERY, budget: float = 1.5) -> TimingCost:
+    """``timing_costs`` on the real message path: a fresh one-book ``Engine`` (constant clock) per pass."""
     def fresh() -> Callable[[bytes], object]:
         return Engine(["EDU"], clock=lambda: 1).handle
 
-    return interleave(_contenders(fresh, payloads, every, "Engine.handle"), repeat=repeat)
+    return timing_costs(fresh, payloads, every=every, what="Engine.handle", budget=budget)
 
 
 def _nothing(payload: bytes) -> None:
     """A handler that does no work: what is left in the loop is the loop and the instrumentation."""
 
 
-def instrumentation_cost(messages: int = 20_000, *, every: int = SAMPLE_EVERY, repeat: int = 5) -> list[Measurement]:
-    """The same three loops around a handler that does nothing: the instrumentation's own cost per message."""
-    payloads = [b"x"] * messages
-    return interleave(_contenders(lambda: _nothing, payloads, every, "empty handler"), repeat=repeat)
+def instrumentation_cost(messages: int = 20_000, *, every: int = SAMPLE_EVERY, budget: float = 1.0) -> TimingCost:
+    """``timing_costs`` around a handler that does nothing: the instrumentation's own cost per message."""
+    return timing_costs(lambda: _nothing, [b"x"] * messages, every=every, what="empty handler", budget=budget)
 
 
 @dataclass(frozen=True)
@@ -145,22 +184,34 @@ class InstrumentationShare:
         return self.every_ns / self.handle_ns
 
 
-def instrumentation_share(empty: Sequence[Measurement], engine: Sequence[Measurement], every: int = SAMPLE_EVERY) -> InstrumentationShare:
-    """Combine ``instrumentation_cost`` and ``timing_overhead`` results into per-message costs and shares.
+def instrumentation_share(empty: TimingCost, engine: TimingCost) -> InstrumentationShare:
+    """Per-message costs of timing (from the empty-handler loops) and their share of handling a message.
 
-    The instrumentation's cost comes from the empty-handler loops (timed minus
-    untimed, per message), where nothing else hides it; the handling cost from
-    the untimed engine loop. Both are medians, so the share is a ratio of two
-    figures measured in this run.
-
-    >>> fake = [Measurement.from_samples([s] * 5, ops_per_call=1) for s in (1e-9, 3e-9, 33e-9)]
-    >>> real = [Measurement.from_samples([10e-6] * 5, ops_per_call=1)] * 3
-    >>> share = instrumentation_share(fake, real)
-    >>> round(share.sampled_ns), round(share.every_ns), f"{share.every_share:.2%}"
-    (2, 32, '0.32%')
+    The instrumentation's cost comes from ``empty`` (timed minus untimed, per
+    message), where nothing else hides it; the handling cost from ``engine``'s
+    untimed loop. Both are medians measured in this run.
     """
-    none, one_in, every_msg = (m.per_op * 1e9 for m in empty)
-    return InstrumentationShare(one_in - none, every_msg - none, engine[0].per_op * 1e9, every)
+    return InstrumentationShare(empty.sampled_ns, empty.every_ns, engine.untimed_ns, empty.every)
+
+
+def ratio_line(comparison: Comparison) -> str:
+    """The measured ratio and its interval, with no verdict: for effects too close to the negligible band to word.
+
+    A comparison whose true ratio sits near the edge of the ±5 % band lands
+    inside it in one run and outside in the next; its ``verdict`` would flip
+    between runs, so the chapter prints this line instead.
+
+    >>> from edumatcher.comparison import compare
+    >>> from edumatcher.measure import Measurement
+    >>> a = Measurement.from_samples([1.05, 1.04, 1.06, 1.05, 1.05], label="timed")
+    >>> b = Measurement.from_samples([1.0, 1.01, 0.99, 1.0, 1.0], label="untimed")
+    >>> ratio_line(compare(a, b)).split(" (")[0]
+    'measured, no verdict drawn: timed / untimed = 1.05'
+    """
+    name_a, name_b = comparison.names
+    return (f"measured, no verdict drawn: {name_a} / {name_b} = {comparison.ratio:.2f} ({comparison.ci_text}); "
+            f"an effect this size can land inside or outside the ±{comparison.negligible * 100:.0f} % band from run "
+            "to run")
 
 
 def sampled(values: Sequence[int], every: int = SAMPLE_EVERY) -> list[int]:
@@ -186,39 +237,3 @@ def sampled_percentiles(
     if not sample:
         raise ValueError(f"{len(latencies)} latencies give no sample at 1 in {every}")
     return [(float(p), int(nearest_rank(everything, p)), int(nearest_rank(sample, p))) for p in percentiles]
-
-
-def ring_index_costs(*, repeat: int = 7, target: float = 0.02) -> list[Measurement]:
-    """Time the write index both ways: the operators alone, then a whole ``add`` on each ring class.
-
-    Returns ``[pos & mask, pos % size, LatencyRing.add, ModuloRing.add]``. The
-    position is a large int that moves every iteration, as the ring's ``pos`` does.
-    """
-    setup = "pos = 1_000_003"
-    return [
-        measure("i = pos & 1023; pos += 1", setup=setup, repeat=repeat, target=target, label="index: pos & mask"),
-        measure("i = pos % 1024; pos += 1", setup=setup, repeat=repeat, target=target, label="index: pos % size"),
-        measure("add(1, 2, 0)", setup="add = ring.add", globals={"ring": LatencyRing()}, repeat=repeat,
-                target=target, label="LatencyRing.add (mask)"),
-        measure("add(1, 2, 0)", setup="add = ring.add", globals={"ring": ModuloRing()}, repeat=repeat,
-                target=target, label="ModuloRing.add (modulo)"),
-    ]
-
-
-def counter_vs_event(*, repeat: int = 5, target: float = 0.02) -> tuple[Measurement, Measurement]:
-    """Time counting a fill (``fills[owner] = fills.get(owner, 0) + 1``) against recording it as an event dict.
-
-    The event version appends a new dict per fill to a list that someone would
-    read and interpret later; the list is emptied before each sample so it stays
-    the same size from sample to sample.
-    """
-    names: dict[str, object] = {"owner": "ana", "qty": 5, "ts": 123_456_789, "fills": {}, "events": []}
-    counter = measure("fills[owner] = fills.get(owner, 0) + 1", globals=names, repeat=repeat, target=target,
-                      label="counter: fills[owner] += 1")
-    event = measure(
-        'events.append({"kind": "fill", "owner": owner, "qty": qty, "ts": ts})',
-        setup=lambda: names["events"].clear(),  # type: ignore[attr-defined]
-        globals=names, repeat=repeat, target=target, label="event: append a dict per fill",
-    )
-    names["events"].clear()  # type: ignore[attr-defined]
-    return counter, event

@@ -3,7 +3,9 @@
 Chapter 01 asks where the time of one message goes. These helpers turn a seeded
 workload into the bytes a client would send, time ``Engine.handle`` on every one
 of them, and time the decode leg alone beside the whole handler, so the chapter
-can show what timing only one leg would have hidden.
+can show what timing only one leg would have hidden (``decode_and_handle``: a fixed
+number of interleaved passes; ``compare_decode_and_handle``: the same passes,
+adaptive, as a ``Comparison`` with a confidence interval).
 
 >>> from edumatcher.workloads import standard
 >>> payloads = encode_workload(standard(5, seed=1))
@@ -19,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..comparison import Comparison, compare_passes
 from ..engine import Engine
 from ..measure import Measurement, Pass, interleave
 from ..messages import loads
@@ -27,7 +30,7 @@ from ..workloads import SYMBOL, encode_workload
 
 __all__ = [
     "encode_workload", "fresh_engine", "handling_latencies", "LatencySummary", "summarise_latencies",
-    "decode_and_handle",
+    "decode_and_handle", "compare_decode_and_handle",
 ]
 
 
@@ -108,12 +111,24 @@ def decode_and_handle(payloads: Sequence[bytes], *, repeat: int = 5) -> tuple[Me
     leg is part of the handle leg, so ``decode.median / handle.median`` is the
     share of the message path that a decode-only benchmark would have seen.
     """
-    n = len(payloads)
-    decode, handle = interleave(
-        [
-            Pass("decode only (loads)", lambda _: _decode_all(payloads), None, n),
-            Pass("whole message path (Engine.handle)", _handle_all, lambda: (fresh_engine(), payloads), n),
-        ],
-        repeat=repeat,
-    )
+    decode, handle = interleave(list(_leg_passes(payloads)), repeat=repeat)
     return decode, handle
+
+
+def _leg_passes(payloads: Sequence[bytes]) -> tuple[Pass, Pass]:
+    n = len(payloads)
+    return (
+        Pass("decode only (loads)", lambda _: _decode_all(payloads), None, n),
+        Pass("whole message path (Engine.handle)", _handle_all, lambda: (fresh_engine(), payloads), n),
+    )
+
+
+def compare_decode_and_handle(payloads: Sequence[bytes], *, budget: float = 2.0) -> Comparison:
+    """Handling every payload against decoding every payload, in adaptive interleaved rounds.
+
+    The passes of ``decode_and_handle``, run by ``compare_passes`` for about
+    ``budget`` seconds: ``a`` is the whole handler, ``b`` the decode leg, so
+    ``1 / ratio`` is the share of the message path a decode-only benchmark sees.
+    """
+    decode, handle = _leg_passes(payloads)
+    return compare_passes(handle, decode, budget=budget)

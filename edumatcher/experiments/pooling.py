@@ -2,16 +2,17 @@
 
 * ``OrderPool`` is the pool a Java habit would write: a free list of ``Order``
   objects, ``acquire`` and ``release``.
-* ``allocation_costs`` times three ways to get a filled ``Order``: the generated
-  ``__init__``, ``object.__new__`` plus one write per slot (``Order.from_dict``'s
-  way), and a pool's acquire, the same slot writes, and release.
+* ``allocation_costs`` compares three ways to get a filled ``Order`` in a fresh
+  worker process: the generated ``__init__``, ``object.__new__`` plus one write
+  per slot (``Order.from_dict``'s way), and a pool's acquire, the same slot
+  writes, and release (``allocation_code`` holds the timed statements).
 * ``stale_reference`` shows the hazard: a pool hands out an object that someone
   still holds, and the holder sees another order's data.
 * ``address_reuse`` shows CPython's allocator doing the pooling already: objects
   freed one after another come back at the same few addresses.
 * ``tracked_added`` counts how many objects the cyclic collector tracks for
   each of a few ways to hold n values, and ``structure_pause`` times a full
-  collection with one of them alive.
+  collection with one of them alive, against none, in a fresh process.
 
 >>> rows, same = stale_reference()
 >>> same, rows[-1][1]
@@ -21,18 +22,22 @@
 from __future__ import annotations
 
 import gc
+import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..measure import Measurement, measure
+from ..comparison import Comparison, compare_interleaved
+from ..isolated import run_isolated
+from ..measure import Measurement, _interleave_ids, measure
 from ..metrics import LatencyRing
 from ..model import TIF, Order, OrderStatus, OrderType, SelfMatch, Side
 
 __all__ = [
-    "OrderPool", "fill", "describe", "allocation_costs", "stale_reference", "address_reuse",
-    "STRUCTURES", "TrackedRow", "tracked_added", "structure_pause",
+    "OrderPool", "fill", "describe", "INIT_LABEL", "NEW_LABEL", "POOL_LABEL", "POOL_SETUP", "allocation_code",
+    "allocation_worker", "AllocationCosts", "allocation_costs", "stale_reference", "address_reuse",
+    "STRUCTURES", "TrackedRow", "tracked_added", "StructurePause", "structure_pause_worker", "structure_pause",
 ]
 
 
@@ -100,26 +105,122 @@ def _writes() -> str:
     return "\n".join(f"o.{name} = v_{name}" for name in Order.__slots__)
 
 
-def allocation_costs(*, repeat: int = 5, target: float = 0.02) -> list[Measurement]:
-    """Time one filled ``Order`` three ways; returns ``[__init__, __new__ + slots, pool]`` (seconds per order).
+INIT_LABEL = "Order(...) (generated __init__)"
+NEW_LABEL = f"object.__new__ + {len(Order.__slots__)} slot writes"
+POOL_LABEL = f"pool: acquire + {len(Order.__slots__)} slot writes + release"
 
-    In the first two the previous order is freed (reference counting) when ``o``
-    is rebound, inside the timed loop; the pool's release is timed too, so each
-    contender pays for the whole life of one order.
+POOL_SETUP = "pool = [new(Order) for _ in range(8)]\nacquire, release = pool.pop, pool.append"
+"""Run before every sample, untimed: a small free list, and its two methods bound to local names."""
+
+
+def allocation_code(*, abbreviate: bool = False) -> dict[str, str]:
+    """The three timed statements, by label: each gives ``o`` a filled ``Order`` and pays for the whole life of one.
+
+    They run in a namespace holding ``Order``, ``new = object.__new__`` and a
+    prepared value ``v_<slot>`` per slot, after ``POOL_SETUP``. In the first two
+    the previous order is freed (reference counting) when ``o`` is rebound, inside
+    the timed loop; the pool's release is timed too. ``abbreviate`` shows the
+    slot writes as one line, for printing.
+
+    >>> allocation_code(abbreviate=True)[POOL_LABEL].splitlines()[0]
+    'o = acquire()'
     """
+    writes = _writes()
+    if abbreviate:
+        first = writes.splitlines()[:2]
+        writes = "; ".join(first) + f"; ...  ({len(Order.__slots__)} slot writes)"
+    args = ", ".join(f"v_{name}" for name in Order.__slots__)
+    if abbreviate:
+        args = f"v_{Order.__slots__[0]}, v_{Order.__slots__[1]}, ..."
+    return {
+        INIT_LABEL: f"o = Order({args})",
+        NEW_LABEL: "o = new(Order)\n" + writes,
+        POOL_LABEL: "o = acquire()\n" + writes + "\nrelease(o)",
+    }
+
+
+def _namespace() -> dict[str, Any]:
     if set(_VALUES) != set(Order.__slots__):
         raise RuntimeError("Order's fields changed: update pooling._VALUES")
     names: dict[str, Any] = {f"v_{k}": v for k, v in _VALUES.items()}
     names.update(Order=Order, new=object.__new__)
-    args = ", ".join(f"v_{name}" for name in Order.__slots__)
-    return [
-        measure(f"o = Order({args})", globals=names, repeat=repeat, target=target, label="Order(...) (generated __init__)"),
-        measure("o = new(Order)\n" + _writes(), globals=names, repeat=repeat, target=target,
-                label="object.__new__ + 17 slot writes"),
-        measure("o = acquire()\n" + _writes() + "\nrelease(o)", globals=names, repeat=repeat, target=target,
-                setup="pool = [new(Order) for _ in range(8)]\nacquire, release = pool.pop, pool.append",
-                label="pool: acquire + 17 slot writes + release"),
-    ]
+    return names
+
+
+def _as_data(c: Comparison) -> dict[str, Any]:
+    """What the parent needs to rebuild ``c``: plain lists and numbers (JSON)."""
+    return {"labels": list(c.names), "a": list(c.a.samples), "b": list(c.b.samples), "number_a": c.a.number,
+            "number_b": c.b.number, "rounds": c.rounds, "stop_reason": c.stop_reason, "gc_enabled": c.a.gc_enabled}
+
+
+def _from_data(data: dict[str, Any], where: str) -> Comparison:
+    """Rebuild a paired ``Comparison`` from ``_as_data``; ``where`` is appended to both labels."""
+    shared = {"warmup": 1, "gc_enabled": data["gc_enabled"], "interleave_id": next(_interleave_ids)}
+    a = Measurement.from_samples(data["a"], number=data["number_a"], label=data["labels"][0] + where, **shared)
+    b = Measurement.from_samples(data["b"], number=data["number_b"], label=data["labels"][1] + where, **shared)
+    return Comparison(a, b, paired=True, rounds=data["rounds"], stop_reason=data["stop_reason"])
+
+
+def allocation_worker(budget: float = 1.2, target: float = 0.01) -> dict[str, Any]:
+    """The worker side of ``allocation_costs``: both comparisons, as plain data. Runs in any process."""
+    from scipy import stats  # noqa: F401  (imported before timing, so the heap does not change mid-comparison)
+
+    code, names = allocation_code(), _namespace()
+    pool = compare_interleaved(code[POOL_LABEL], code[NEW_LABEL], labels=(POOL_LABEL, NEW_LABEL), setup=POOL_SETUP,
+                               globals=names, budget=budget, target=target)
+    init = compare_interleaved(code[INIT_LABEL], code[NEW_LABEL], labels=(INIT_LABEL, NEW_LABEL), globals=names,
+                               budget=budget, target=target)
+    return {"pool_vs_new": _as_data(pool), "init_vs_new": _as_data(init), "pid": os.getpid()}
+
+
+@dataclass(frozen=True)
+class AllocationCosts:
+    """Two interleaved comparisons of ways to get a filled ``Order`` (seconds per order).
+
+    ``pool_vs_new``: the pool (a) against ``object.__new__`` plus slot writes (b);
+    ``init_vs_new``: the generated ``__init__`` (a) against the same (b).
+    ``isolated`` says whether they ran in a fresh worker process; ``gc_enabled``
+    whether the collector was on while timing.
+    """
+
+    pool_vs_new: Comparison
+    init_vs_new: Comparison
+    isolated: bool
+
+    @property
+    def gc_enabled(self) -> bool:
+        """Whether the collector was on while the samples were taken."""
+        return self.pool_vs_new.a.gc_enabled
+
+    @property
+    def measurements(self) -> list[Measurement]:
+        """``[__init__, __new__ + slots, pool]``, for a table or a chart (``__new__`` from the pool comparison)."""
+        return [self.init_vs_new.a, self.pool_vs_new.b, self.pool_vs_new.a]
+
+    @property
+    def where(self) -> str:
+        """One line: where and how the samples were taken."""
+        place = "in a fresh worker process" if self.isolated else "in this process"
+        return f"measured {place}, collector {'on' if self.gc_enabled else 'off'} while timing"
+
+
+def allocation_costs(*, budget: float = 1.2, target: float = 0.01, isolated: bool = True,
+                     timeout: float = 120.0) -> AllocationCosts:
+    """Compare the pool and ``__init__`` each against ``object.__new__`` plus slot writes (``allocation_code``).
+
+    Interleaved, adaptive rounds (``comparison.compare_interleaved``, about
+    ``budget`` seconds each). With ``isolated`` (the default) both run in a fresh
+    worker process (``edumatcher.isolated.run_isolated``): what allocating costs
+    depends on the heap it allocates from, and a notebook kernel's heap holds
+    whatever earlier cells left. The collector stays on, as in the engine.
+    """
+    kwargs = {"budget": budget, "target": target}
+    if isolated:
+        got = run_isolated("edumatcher.experiments.pooling:allocation_worker", kwargs, timeout=timeout)
+    else:
+        got = allocation_worker(**kwargs)
+    where = " (fresh process)" if isolated else ""
+    return AllocationCosts(_from_data(got["pool_vs_new"], where), _from_data(got["init_vs_new"], where), isolated)
 
 
 def stale_reference() -> tuple[list[tuple[str, str]], bool]:
@@ -226,15 +327,50 @@ def tracked_added(n: int = 10_000) -> list[TrackedRow]:
     return rows
 
 
-def structure_pause(name: str, n: int, *, repeat: int = 5) -> tuple[Measurement, int]:
-    """A full collection's pause with ``STRUCTURES[name]`` of ``n`` items alive, and the tracked objects it adds."""
+@dataclass(frozen=True)
+class StructurePause:
+    """Full collections timed with nothing kept (``baseline``) and with one structure alive (``pause``), one process."""
+
+    baseline: Measurement
+    pause: Measurement
+    added: int  # tracked objects the structure added, after a collection
+    isolated: bool
+
+
+def structure_pause_worker(name: str, n: int, repeat: int = 5) -> dict[str, Any]:
+    """The worker side of ``structure_pause``: pauses without and with the structure, as plain data (seconds)."""
     if name not in STRUCTURES:
         raise ValueError(f"unknown structure {name!r}; choose one of {list(STRUCTURES)}")
     gc.collect()
+    baseline = measure(gc.collect, number=1, repeat=repeat).samples
+    gc.collect()  # whatever timing left behind is gone before counting
     base = _tracked()
     structure = STRUCTURES[name](n)
     gc.collect()
     added = _tracked() - base
-    pause = measure(gc.collect, number=1, repeat=repeat, label=f"with {n:,} {name}")
+    pause = measure(gc.collect, number=1, repeat=repeat).samples
     del structure
-    return pause, added
+    gc.collect()
+    return {"baseline": list(baseline), "pause": list(pause), "added": added}
+
+
+def structure_pause(name: str, n: int, *, repeat: int = 5, isolated: bool = True,
+                    timeout: float = 60.0) -> StructurePause:
+    """A full collection's pause with nothing kept, then with ``STRUCTURES[name]`` of ``n`` items alive.
+
+    With ``isolated`` (the default) both are timed in one fresh worker process
+    (``edumatcher.isolated.run_isolated``): a full collection walks every object
+    the process tracks, and a notebook kernel tracks far more than the structure,
+    so in the kernel the structure's share would drown in the kernel's own.
+    """
+    if name not in STRUCTURES:
+        raise ValueError(f"unknown structure {name!r}; choose one of {list(STRUCTURES)}")
+    kwargs = {"name": name, "n": n, "repeat": repeat}
+    if isolated:
+        got = run_isolated("edumatcher.experiments.pooling:structure_pause_worker", kwargs, timeout=timeout)
+    else:
+        got = structure_pause_worker(name, n, repeat)
+    where = "fresh process" if isolated else "this process"
+    baseline = Measurement.from_samples(got["baseline"], number=1, warmup=1, label=f"{where}, nothing kept")
+    pause = Measurement.from_samples(got["pause"], number=1, warmup=1, label=f"{where}, with {n:,} {name}")
+    return StructurePause(baseline, pause, int(got["added"]), isolated)

@@ -2,9 +2,11 @@
 
 Every order crosses the process boundary as JSON and causes one or more
 published frames, so the codec is paid several times per order. This module
-measures the two codecs of ``edumatcher.messages`` on a realistic payload, the
+compares the two codecs of ``edumatcher.messages`` on a realistic payload, the
 topic cache against building a topic each time, and puts the codec's saving per
-order beside the micro-optimisations of chapters 02 and 03.
+order beside the micro-optimisations of chapters 02 and 03. Every pair is timed
+interleaved (``edumatcher.comparison.compare_interleaved``) and judged from the
+confidence interval of its ratio.
 
 >>> payload = realistic_order_payload()
 >>> len(payload)
@@ -15,19 +17,28 @@ True
 
 from __future__ import annotations
 
+import inspect
+import os
+import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..measure import Measurement, measure
+import numpy as np
+
+from ..comparison import MIN_ROUNDS, SAMPLE_TARGET, Comparison, _sampler, compare, compare_interleaved
+from ..measure import Measurement, _interleave_ids
 from ..messages import ORJSON_CODEC, STDLIB_CODEC, TopicCache
-from .construction import measure_enum_lookup, measure_from_dict, measure_ids
+from ..model import ORDER_TYPE_BY_VALUE, Order, OrderType
+from .construction import order_via_init, sample_order_dict
 from .message_path import fresh_engine
-from .slots import measure_slots
+from .slots import SEED_FIELDS, field_classes
 
 __all__ = [
     "ORJSON_CODEC", "STDLIB_CODEC", "realistic_order_payload", "payload_with_keys", "CodecFigures", "measure_codecs",
-    "frames_per_message", "measure_topics", "Saving", "macro_and_micro_savings",
+    "gain_order", "frames_per_message", "TOPIC_STATEMENTS", "measure_topics", "Saving", "macro_and_micro_savings",
+    "macro_micro_verdict", "totals_line",
 ]
 
 if ORJSON_CODEC is None:  # pragma: no cover - orjson is a hard dependency
@@ -57,41 +68,86 @@ def payload_with_keys(keys: int) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CodecFigures:
-    """Encode and decode timings of both codecs on one payload."""
+    """Both codecs compared both ways on one payload: json against orjson, encode and decode."""
 
-    json_dumps: Measurement
-    orjson_dumps: Measurement
-    json_loads: Measurement
-    orjson_loads: Measurement
+    encode: Comparison  # a: json dumps -> bytes, b: orjson dumps -> bytes
+    decode: Comparison  # a: json loads, b: orjson loads
+
+    @property
+    def json_dumps(self) -> Measurement:
+        """json's encode timing."""
+        return self.encode.a
+
+    @property
+    def orjson_dumps(self) -> Measurement:
+        """orjson's encode timing."""
+        return self.encode.b
+
+    @property
+    def json_loads(self) -> Measurement:
+        """json's decode timing."""
+        return self.decode.a
+
+    @property
+    def orjson_loads(self) -> Measurement:
+        """orjson's decode timing."""
+        return self.decode.b
 
     @property
     def dumps_ratio(self) -> float:
         """json / orjson median encode time."""
-        return self.json_dumps.median / self.orjson_dumps.median
+        return self.encode.ratio
 
     @property
     def loads_ratio(self) -> float:
         """json / orjson median decode time."""
-        return self.json_loads.median / self.orjson_loads.median
+        return self.decode.ratio
 
     def all(self) -> list[Measurement]:
         """The four measurements, encode pair first."""
         return [self.json_dumps, self.orjson_dumps, self.json_loads, self.orjson_loads]
 
 
-def measure_codecs(payload: dict[str, Any] | None = None, *, target: float = 0.02) -> CodecFigures:
-    """Time ``dumps`` (to bytes) and ``loads`` (from bytes) of both codecs on ``payload``."""
+def measure_codecs(payload: dict[str, Any] | None = None, *, budget: float = 1.5,
+                   target: float = SAMPLE_TARGET) -> CodecFigures:
+    """Compare ``dumps`` (to bytes) and ``loads`` (from bytes) of both codecs on ``payload``, interleaved.
+
+    Two ``compare_interleaved`` calls of ``budget`` seconds each; ``target`` is the
+    length of one sample.
+    """
     payload = payload if payload is not None else realistic_order_payload()
     std, fast = STDLIB_CODEC, ORJSON_CODEC
     data = fast.dumps(payload)
     if std.dumps(payload) != data:  # pragma: no cover - the codecs are built to agree
         raise AssertionError("the codecs encode this payload differently")
     return CodecFigures(
-        measure(lambda: std.dumps(payload), target=target, label="json dumps -> bytes"),
-        measure(lambda: fast.dumps(payload), target=target, label="orjson dumps -> bytes"),
-        measure(lambda: std.loads(data), target=target, label="json loads"),
-        measure(lambda: fast.loads(data), target=target, label="orjson loads"),
+        compare_interleaved(lambda: std.dumps(payload), lambda: fast.dumps(payload), budget=budget, target=target,
+                            labels=("json dumps -> bytes", "orjson dumps -> bytes")),
+        compare_interleaved(lambda: std.loads(data), lambda: fast.loads(data), budget=budget, target=target,
+                            labels=("json loads", "orjson loads")),
     )
+
+
+def gain_order(encode: Comparison, decode: Comparison) -> str:
+    """A ``verdict:`` line: does orjson gain less when decoding than when encoding? Worded from both intervals.
+
+    "Less" when the encode gain's interval lies wholly above the decode gain's,
+    "more" when wholly below, otherwise the two cannot be told apart at this noise.
+
+    >>> from edumatcher.measure import compare
+    >>> slow = Measurement.from_samples([4.0, 4.1, 3.9, 4.0, 4.0, 4.05])
+    >>> half = Measurement.from_samples([2.0, 2.05, 1.95, 2.0, 2.0, 2.02])
+    >>> one = Measurement.from_samples([1.0, 1.1, 0.9, 1.0, 1.0, 1.05])
+    >>> gain_order(compare(slow, one), compare(half, one)).split(" (")[0]
+    'verdict: decoding gains less than encoding here'
+    """
+    (enc_low, enc_high), (dec_low, dec_high) = encode.ci, decode.ci
+    numbers = (f"(encode {encode.ratio:.1f}x, {encode.ci_text}; decode {decode.ratio:.1f}x, {decode.ci_text})")
+    if dec_high < enc_low:
+        return f"verdict: decoding gains less than encoding here {numbers}"
+    if enc_high < dec_low:
+        return f"verdict: decoding gains more than encoding here {numbers}"
+    return f"verdict: the two gains cannot be told apart at this noise {numbers}"
 
 
 def frames_per_message(payloads: Sequence[bytes]) -> float:
@@ -101,16 +157,22 @@ def frames_per_message(payloads: Sequence[bytes]) -> float:
     return frames / len(payloads) if payloads else 0.0
 
 
-def measure_topics(owner: str = "ana", *, target: float = 0.02) -> tuple[Measurement, Measurement]:
-    """``(f-string + encode, TopicCache lookup)`` for an owner's ack topic; both give the same bytes."""
+TOPIC_STATEMENTS = ('f"order.ack.{owner}".encode()', "cache[owner]")
+"""What ``measure_topics`` times: building an owner's ack topic, and looking it up in a ``TopicCache``."""
+
+
+def measure_topics(owner: str = "ana", *, budget: float = 1.5, target: float = SAMPLE_TARGET) -> Comparison:
+    """Compare (f-string + encode) against a ``TopicCache`` lookup for an owner's ack topic, interleaved.
+
+    Both give the same bytes. The statements are inlined in the timing loop, so no
+    function call is timed around them. The result unpacks as ``(built, cached)``.
+    """
     cache = TopicCache(b"order.ack.")
     if cache[owner] != f"order.ack.{owner}".encode():  # pragma: no cover
         raise AssertionError("the cache and the f-string disagree")
-    g = {"owner": owner, "cache": cache}
-    return (
-        measure('f"order.ack.{owner}".encode()', globals=g, target=target, label='f"order.ack.{owner}".encode()'),
-        measure("cache[owner]", globals=g, target=target, label="TopicCache lookup"),
-    )
+    built, cached = TOPIC_STATEMENTS
+    return compare_interleaved(built, cached, globals={"owner": owner, "cache": cache}, budget=budget, target=target,
+                               labels=(built, "TopicCache lookup"))
 
 
 @dataclass(frozen=True)
@@ -121,35 +183,167 @@ class Saving:
     slow: Measurement
     fast: Measurement
     times_per_order: float
+    comparison: Comparison | None = None  # slow against fast, when they were compared interleaved
 
     @property
     def seconds(self) -> float:
         """Median saving per order, seconds (negative if the "fast" side was slower)."""
         return (self.slow.median - self.fast.median) * self.times_per_order
 
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The saving per order at the ends of the ratio's confidence interval: ``fast * (ratio - 1) * uses``.
 
-def macro_and_micro_savings(payloads: Sequence[bytes], *, target: float = 0.01) -> list[Saving]:
-    """Re-measure each technique quickly and scale it to one order. About 4 s with the default target.
+        Without a comparison, both ends are the median saving.
+        """
+        if self.comparison is None:
+            return self.seconds, self.seconds
+        low, high = self.comparison.ci
+        per_use = self.fast.median * self.times_per_order
+        return per_use * (low - 1), per_use * (high - 1)
+
+
+def _technique_pairs(frames: float) -> list[tuple[str, Any, Any, dict[str, Any], float]]:
+    """``(label, slow, fast, globals, uses per order)`` for every technique ``macro_and_micro_savings`` weighs."""
+    payload = realistic_order_payload()
+    data = ORJSON_CODEC.dumps(payload)
+    d = sample_order_dict()
+    plain, slotted = field_classes(SEED_FIELDS)
+    return [
+        ("orjson instead of json: encodes", "std_dumps(payload)", "fast_dumps(payload)",
+         {"std_dumps": STDLIB_CODEC.dumps, "fast_dumps": ORJSON_CODEC.dumps, "payload": payload}, frames),
+        ("orjson instead of json: decode", "std_loads(data)", "fast_loads(data)",
+         {"std_loads": STDLIB_CODEC.loads, "fast_loads": ORJSON_CODEC.loads, "data": data}, 1),
+        ("from_dict via __new__", "via_init(d)", "from_dict(d)",
+         {"via_init": order_via_init, "from_dict": Order.from_dict, "d": d}, 1),
+        ("enum lookup tables (5 fields)", 'OrderType("LIMIT")', 'table["LIMIT"]',
+         {"OrderType": OrderType, "table": ORDER_TYPE_BY_VALUE}, 5),
+        ("slots: construction", "Plain()", "Slotted()", {"Plain": plain, "Slotted": slotted}, 1),
+        ("cached topics", *TOPIC_STATEMENTS, {"owner": "ana", "cache": TopicCache(b"order.ack.")}, frames),
+        ("os.urandom ids (if minted)", "str(uuid4())", "urandom(16).hex()",
+         {"uuid4": uuid.uuid4, "urandom": os.urandom}, 1),
+    ]
+
+
+def macro_and_micro_savings(payloads: Sequence[bytes], *, budget: float = 3.0, target: float = 0.005,
+                            min_rounds: int = MIN_ROUNDS) -> list[Saving]:
+    """Measure every technique's slow and fast form in the same rounds, and scale each saving to one order.
 
     The codec is used ``frames_per_message(payloads)`` times for encoding plus
     once for decoding per message; from_dict once; the enum table five times
-    (the five enum fields of an order); a slotted ``Order`` once (measured on the
-    18-field stand-in); a topic lookup once per frame; an id once, where one is
-    minted.
+    (the five enum fields of an order); a slotted class once (the 18-field
+    stand-in of chapter 02); a topic lookup once per frame; an id once, where one
+    is minted.
+
+    One round samples all fourteen statements once each (each pair in alternating
+    order), so a busy spell of the machine lands on every technique alike and the
+    savings can be compared with one another round by round (``macro_micro_verdict``).
+    Rounds are taken until ``budget`` seconds have passed (at least ``min_rounds``).
+    Each ``Saving`` carries its pair as a paired ``Comparison``.
     """
     frames = frames_per_message(payloads)
-    codecs = measure_codecs(target=target)
-    via_init, from_dict = measure_from_dict(target=target)
-    enum_call, enum_table = measure_enum_lookup(target=target)
-    slots = measure_slots(instances=2_000, target=target)
-    topic_build, topic_cache = measure_topics(target=target)
-    uuid_id, hex_id = measure_ids(target=target)
-    return [
-        Saving("orjson instead of json: encodes", codecs.json_dumps, codecs.orjson_dumps, frames),
-        Saving("orjson instead of json: decode", codecs.json_loads, codecs.orjson_loads, 1),
-        Saving("from_dict via __new__", via_init, from_dict, 1),
-        Saving("enum lookup tables (5 fields)", enum_call, enum_table, 5),
-        Saving("slots: construction", slots.construct_plain, slots.construct_slotted, 1),
-        Saving("cached topics", topic_build, topic_cache, frames),
-        Saving("os.urandom ids (if minted)", uuid_id, hex_id, 1),
-    ]
+    pairs = _technique_pairs(frames)
+    started = time.perf_counter()
+    samplers = []
+    for _, slow, fast, namespace, _ in pairs:
+        (sample_slow, number_slow), (sample_fast, number_fast) = (
+            _sampler(stmt, setup=None, namespace=namespace, target=target) for stmt in (slow, fast))
+        samplers.append((sample_slow, sample_fast, number_slow, number_fast))
+    xs: list[list[float]] = [[] for _ in pairs]
+    ys: list[list[float]] = [[] for _ in pairs]
+    rounds = 0
+    while rounds < min_rounds or time.perf_counter() - started < budget:
+        for i, (sample_slow, sample_fast, _, _) in enumerate(samplers):
+            if rounds % 2 == 0:
+                x = sample_slow()
+                y = sample_fast()
+            else:
+                y = sample_fast()
+                x = sample_slow()
+            xs[i].append(x)
+            ys[i].append(y)
+        rounds += 1
+    out = []
+    for (label, slow, fast, _, uses), (_, _, number_slow, number_fast), x, y in zip(pairs, samplers, xs, ys, strict=True):
+        shared = next(_interleave_ids)
+        a = Measurement(samples=tuple(x), number=number_slow, label=slow, warmup=1, interleave_id=shared)
+        b = Measurement(samples=tuple(y), number=number_fast, label=fast, warmup=1, interleave_id=shared)
+        out.append(Saving(label, a, b, uses, compare(a, b)))
+    return out
+
+
+def _split(savings: Sequence[Saving], macro_prefix: str) -> tuple[list[Saving], list[Saving]]:
+    macro = [s for s in savings if s.label.startswith(macro_prefix)]
+    micro = [s for s in savings if not s.label.startswith(macro_prefix)]
+    if not macro or not micro:
+        raise ValueError("the savings need at least one codec saving and one other")
+    rounds = {s.slow.repeat for s in savings} | {s.fast.repeat for s in savings}
+    if len(rounds) != 1:
+        raise ValueError("the savings must come from one macro_and_micro_savings call (the same rounds)")
+    return macro, micro
+
+
+def _difference_interval(savings: Sequence[Saving], macro_prefix: str, *, largest_only: bool,
+                         ) -> tuple[float, float, float, float]:
+    """(codec saving, the others' saving, and the CI of their difference), seconds per order.
+
+    "The others' saving" is the largest single one (``largest_only``) or their sum.
+    Bootstrap over rounds (``scipy.stats.bootstrap``, paired: round i of every
+    statement goes together), percentile method, fixed seed.
+    """
+    from scipy import stats  # imported here, as in edumatcher.comparison: only this needs it
+
+    macro, micro = _split(savings, macro_prefix)
+    ordered = macro + micro
+    uses = np.array([s.times_per_order for s in ordered])
+    is_macro = np.array([i < len(macro) for i in range(len(ordered))])
+
+    def per_order(*samples: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+        saved = np.stack([(np.median(samples[2 * i], axis=axis) - np.median(samples[2 * i + 1], axis=axis)) * uses[i]
+                          for i in range(len(ordered))])
+        other = saved[~is_macro].max(axis=0) if largest_only else saved[~is_macro].sum(axis=0)
+        return saved[is_macro].sum(axis=0), other
+
+    def difference(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        codec, other = per_order(*samples, axis=axis)
+        return codec - other
+
+    data = tuple(np.asarray(m.samples) for s in ordered for m in (s.slow, s.fast))
+    codec, other = (float(v) for v in per_order(*data))
+    # SciPy 1.15 renamed the generator argument (SPEC 7); older releases only know random_state.
+    seed_arg = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
+    result = stats.bootstrap(data, difference, paired=True, vectorized=True, n_resamples=2_000,
+                             confidence_level=0.95, method="percentile", **{seed_arg: np.random.default_rng(1)})
+    low, high = result.confidence_interval
+    return codec, other, float(low), float(high)
+
+
+def macro_micro_verdict(savings: Sequence[Saving], *, macro_prefix: str = "orjson") -> str:
+    """A ``verdict:`` line: does the codec (labels starting ``macro_prefix``) save more per order than any one other technique?
+
+    Worded from the 95 % bootstrap interval (over rounds) of "the codec's saving
+    minus the largest other saving": "more" when it lies above 0, "less" when
+    below, otherwise the run cannot tell. The savings must come from one
+    ``macro_and_micro_savings`` call, so round i of every technique was taken at
+    the same moment.
+    """
+    codec, other, low, high = _difference_interval(savings, macro_prefix, largest_only=True)
+    numbers = (f"(codec {codec * 1e9:,.0f} ns per order, the largest other {other * 1e9:,.0f} ns; "
+               f"95 % CI of the difference {low * 1e9:,.0f} to {high * 1e9:,.0f} ns)")
+    if low > 0:
+        return f"verdict: the codec alone saves more per order than any one micro-optimisation {numbers}"
+    if high < 0:
+        return f"verdict: one micro-optimisation saves more per order than the codec {numbers}"
+    return f"verdict: the codec and the largest micro-optimisation cannot be told apart at this noise {numbers}"
+
+
+def totals_line(savings: Sequence[Saving], *, macro_prefix: str = "orjson") -> str:
+    """An informational line (deliberately not a verdict): the codec's saving against all the others' together.
+
+    The two totals can be close, so which is larger may change from run to run;
+    the line gives both and the interval of their difference, and draws no conclusion.
+    """
+    codec, others, low, high = _difference_interval(savings, macro_prefix, largest_only=False)
+    micro = _split(savings, macro_prefix)[1]
+    return (f"per order: the codec saves {codec * 1e9:,.0f} ns; the {len(micro)} micro-optimisations together "
+            f"{others * 1e9:,.0f} ns (95 % CI of codec minus the rest: {low * 1e9:,.0f} to {high * 1e9:,.0f} ns)")

@@ -27,15 +27,16 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..comparison import Comparison, compare_passes
 from ..engine import DEFAULT_SNAPSHOT_INTERVAL_NS, SNAPSHOT_LEVELS, Engine
-from ..measure import Measurement, Pass, PassRecord, interleave, measure
+from ..measure import Measurement, Pass, measure
 from ..messages import TOPIC_TRADE_EXECUTED, make_book_snapshot_request, make_order_new
 from ..sinks import IterableSource
 from ..workloads import MID, SYMBOL, opening_ramp, to_order
 
 __all__ = [
     "ORDERS_PER_LEVEL", "STEP_NS", "CountingSink", "ramped_engine", "price_levels", "trade_pairs",
-    "SnapshotCost", "snapshot_costs", "PublicationCost", "publication_costs",
+    "SnapshotCost", "snapshot_costs", "PublicationCost", "publication_costs", "gap_direction",
 ]
 
 ORDERS_PER_LEVEL = 10
@@ -153,54 +154,113 @@ def snapshot_costs(
 
 @dataclass(frozen=True)
 class PublicationCost:
-    """Per-message cost of one book size under both policies, and the snapshots each published in ``messages``."""
+    """Both publication policies on one book size: their comparison, and the snapshots each published.
+
+    ``comparison.a`` is a snapshot after every change, ``comparison.b`` the
+    throttled policy; samples are seconds per pass over the stream, ``per_op``
+    seconds per message. ``messages`` and the snapshot counts are totals over
+    every pass each policy ran (warm-up included), so their ratio is snapshots
+    per message.
+    """
 
     resting: int
     levels: int
-    messages: int  # over all timed passes of one policy
-    every_change: Measurement
-    throttled: Measurement
+    messages: int
+    comparison: Comparison
     snapshots_every_change: int
     snapshots_throttled: int
 
+    @property
+    def every_change(self) -> Measurement:
+        """The passes with a snapshot after every change (``comparison.a``)."""
+        return self.comparison.a
 
-def _run_pass(data: tuple[Engine, list[bytes]]) -> CountingSink:
-    engine, stream = data
-    sink = CountingSink()
+    @property
+    def throttled(self) -> Measurement:
+        """The passes with throttled snapshots (``comparison.b``)."""
+        return self.comparison.b
+
+
+class _Policy:
+    """One engine and the stream it replays, counting passes and the snapshots they published."""
+
+    def __init__(self, engine: Engine, stream: list[bytes]) -> None:
+        self.engine, self.stream = engine, stream
+        self.passes = self.snapshots = 0
+        self._sink: CountingSink | None = None
+
+    def prepare(self) -> tuple[Engine, list[bytes], CountingSink]:
+        # Off the clock: tally the previous pass's sink, hand out a fresh one.
+        self._tally()
+        self._sink = CountingSink()
+        return self.engine, self.stream, self._sink
+
+    def _tally(self) -> None:
+        if self._sink is not None:
+            self.passes += 1
+            self.snapshots += self._sink.snapshots
+            self._sink = None
+
+    def totals(self) -> tuple[int, int]:
+        """``(messages, snapshots)`` over every pass run so far."""
+        self._tally()
+        return self.passes * len(self.stream), self.snapshots
+
+
+def _run_pass(data: tuple[Engine, list[bytes], CountingSink]) -> CountingSink:
+    engine, stream, sink = data
     engine.run(IterableSource(stream), sink)
     return sink
 
 
 def publication_costs(
-    sizes: Sequence[int], *, pairs: int = 200, repeat: int = 5, interval_ns: int = DEFAULT_SNAPSHOT_INTERVAL_NS,
+    sizes: Sequence[int], *, pairs: int = 100, interval_ns: int = DEFAULT_SNAPSHOT_INTERVAL_NS, budget: float = 1.0,
 ) -> list[PublicationCost]:
-    """Time ``Engine.run`` over ``trade_pairs(pairs)`` with snapshots after every change and throttled.
+    """Compare ``Engine.run`` over ``trade_pairs(pairs)`` with snapshots after every change and throttled.
 
     Per book size, two engines are built from the same ramp: one with
     ``snapshot_interval_ns=0`` (a snapshot and a depth update after every message
     that changed the book) and one with ``interval_ns`` (at most one per interval
     of market time; the fake clock moves ``STEP_NS`` per message). Their passes are
-    interleaved (``measure.interleave``); each sample is one pass over the stream,
-    ``ops_per_call`` = messages. The snapshot counts are totals over the timed passes.
+    compared in interleaved, adaptive rounds (``comparison.compare_passes``, about
+    ``budget`` seconds per size); each sample is one pass over the stream,
+    ``ops_per_call`` = messages.
     """
     stream = trade_pairs(pairs)
     out: list[PublicationCost] = []
     for resting in sizes:
-        every = ramped_engine(resting, interval_ns=0)
-        throttled = ramped_engine(resting, interval_ns=interval_ns)
-        counts: dict[str, int] = {}
-
-        def remember(record: PassRecord, counts: dict[str, int] = counts) -> None:
-            if not record.warmup:
-                counts[record.label] = counts.get(record.label, 0) + record.result.snapshots  # type: ignore[attr-defined]
-
-        a, b = interleave(
-            [
-                Pass(f"snapshot after every change, {resting:,} resting", _run_pass, lambda e=every: (e, stream), len(stream)),
-                Pass(f"throttled (one per {interval_ns / 1e6:g} ms), {resting:,} resting", _run_pass,
-                     lambda e=throttled: (e, stream), len(stream)),
-            ],
-            repeat=repeat, on_pass=remember,
+        every = _Policy(ramped_engine(resting, interval_ns=0), stream)
+        throttled = _Policy(ramped_engine(resting, interval_ns=interval_ns), stream)
+        comparison = compare_passes(
+            Pass(f"snapshot after every change, {resting:,} resting", _run_pass, every.prepare, len(stream)),
+            Pass(f"throttled (one per {interval_ns / 1e6:g} ms), {resting:,} resting", _run_pass, throttled.prepare,
+                 len(stream)),
+            budget=budget,
         )
-        out.append(PublicationCost(resting, price_levels(every), len(stream) * repeat, a, b, counts[a.label], counts[b.label]))
+        messages, published = every.totals()
+        throttled_messages, published_throttled = throttled.totals()
+        if messages != throttled_messages:  # compare_passes runs both the same number of times
+            raise RuntimeError(f"the policies ran {messages} and {throttled_messages} messages")
+        out.append(PublicationCost(resting, price_levels(every.engine), messages, comparison, published,
+                                   published_throttled))
     return out
+
+
+def gap_direction(publication: Sequence[PublicationCost]) -> str:
+    """How the every-change / throttled ratio moves from the smallest book to the largest, judged by their CIs.
+
+    "widens" when the largest book's interval lies wholly above the smallest's,
+    "narrows" when wholly below, "undetermined" when they overlap. Returns a
+    ``verdict:`` line whose category depends only on that.
+    """
+    if len(publication) < 2:
+        raise ValueError("gap_direction needs at least two book sizes")
+    small, large = publication[0], publication[-1]
+    (s_lo, s_hi), (l_lo, l_hi) = small.comparison.ci, large.comparison.ci
+    figures = (f"{small.comparison.ratio:.1f}x ({small.comparison.ci_text}) at {small.levels:,} levels, "
+               f"{large.comparison.ratio:.1f}x ({large.comparison.ci_text}) at {large.levels:,}")
+    if l_lo > s_hi:
+        return f"verdict: the gap between the policies widens as the book grows: {figures}"
+    if l_hi < s_lo:
+        return f"verdict: the gap between the policies narrows as the book grows, against the mechanism: {figures}"
+    return f"verdict: no change in the gap detectable at this noise (the intervals overlap): {figures}"

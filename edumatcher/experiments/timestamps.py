@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..measure import Measurement, measure
+from ..comparison import SAMPLE_TARGET, Comparison, compare_interleaved
 
 __all__ = ["StrictClock", "measure_clocks", "repeats_in"]
 
@@ -63,10 +63,12 @@ def repeats_in(reads: int, source: Callable[[], int] = time.monotonic_ns) -> int
     return repeats
 
 
-def measure_clocks(*, target: float = 0.02) -> tuple[Measurement, Measurement]:
-    """``(time.monotonic_ns(), StrictClock().now())``: one plain read against one strictly increasing read."""
+def measure_clocks(*, budget: float = 1.5, target: float = SAMPLE_TARGET) -> Comparison:
+    """Compare ``time.monotonic_ns()`` against ``StrictClock().now()``, interleaved: a plain read against a strict one.
+
+    The result unpacks as ``(plain, strict)``; its ratio is plain / strict (below 1:
+    the strict read costs more). ``budget`` seconds.
+    """
     clock = StrictClock()
-    return (
-        measure(time.monotonic_ns, target=target, label="time.monotonic_ns()"),
-        measure(clock.now, target=target, label="StrictClock.now() (lock + compare)"),
-    )
+    return compare_interleaved(time.monotonic_ns, clock.now, budget=budget, target=target,
+                               labels=("time.monotonic_ns()", "StrictClock.now() (lock + compare)"))

@@ -4,7 +4,8 @@ Two shapes the chapters on representation, construction and serialisation need:
 
 * ``cost_bars``: one bar per ``Measurement`` (its median per operation), a whisker
   from its fastest to its slowest sample, so the reader sees the spread next to
-  the difference;
+  the difference; a ``Comparison`` gives two bars, a above b, and the ratio a/b
+  with its confidence interval written beside the b bar;
 * ``saving_bars``: one bar per technique, the time it saves per order, so a
   macro saving and a handful of micro ones can be compared at a glance.
 """
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
+from ..comparison import Comparison
 from ..measure import Measurement
 
 __all__ = ["cost_bars", "saving_bars", "time_unit"]
@@ -37,18 +39,29 @@ def time_unit(seconds: float) -> tuple[float, str]:
 
 
 def cost_bars(
-    measurements: Sequence[Measurement], *, title: str = "", per_op: bool = True, log: bool = False,
+    measurements: Sequence[Measurement | Comparison], *, title: str = "", per_op: bool = True, log: bool = False,
     colours: Sequence[str] | None = None,
 ) -> Figure:
     """Horizontal bars of each measurement's median, whiskers from min to max, first one at the top.
 
-    ``per_op`` divides by ``ops_per_call`` (a pass over 1 000 messages shows per
-    message). ``log`` uses a logarithmic axis, for costs that differ by orders of
-    magnitude.
+    Each item is a ``Measurement`` (one bar) or a ``Comparison`` (two bars, its
+    ``a`` then its ``b``, with "a/b = ratio (95 % CI lo–hi)" written beside the ``b`` bar).
+    ``colours`` gives one colour per bar, in the same order. ``per_op`` divides by
+    ``ops_per_call`` (a pass over 1 000 messages shows per message). ``log`` uses a
+    logarithmic axis, for costs that differ by orders of magnitude.
     """
     if not measurements:
         raise ValueError("cost_bars needs at least one measurement")
-    ms = list(reversed(measurements))
+    flat: list[Measurement] = []
+    notes: dict[int, str] = {}  # index in flat of a comparison's b bar -> the ratio written beside it
+    for item in measurements:
+        if isinstance(item, Comparison):
+            flat += [item.a, item.b]
+            notes[len(flat) - 1] = f"a/b = {item.ratio:.2f} ({item.ci_text})"
+        else:
+            flat.append(item)
+    ms = list(reversed(flat))
+    ratio_at = {len(flat) - 1 - i: text for i, text in notes.items()}  # positions after reversing
     div = [m.ops_per_call if per_op else 1 for m in ms]
     scale, unit = time_unit(max(m.median / d for m, d in zip(ms, div, strict=True)))
     med = [m.median / d * scale for m, d in zip(ms, div, strict=True)]
@@ -60,7 +73,8 @@ def cost_bars(
     ax.barh([m.label or f"#{i}" for i, m in enumerate(ms)], med, xerr=[low, high], color=palette,
             alpha=0.8, capsize=3, error_kw={"elinewidth": 1, "ecolor": "#37474f"})
     for y, v in enumerate(med):
-        ax.annotate(f"{v:,.3g} {unit}", xy=(v, y), xytext=(4, 6), textcoords="offset points", fontsize=8)
+        text = f"{v:,.3g} {unit}" + (f"   {ratio_at[y]}" if y in ratio_at else "")
+        ax.annotate(text, xy=(v, y), xytext=(4, 6), textcoords="offset points", fontsize=8)
     if log:
         ax.set_xscale("log")
     else:

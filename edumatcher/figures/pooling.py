@@ -43,13 +43,16 @@ def tracked_bars(rows: Sequence[TrackedRow]) -> Figure:
 
 
 def pause_bars(baseline: Measurement, loaded: Measurement, *, title: str = "") -> Figure:
-    """Two bars: a full collection's pause with the process as it is, and with a structure alive (ms)."""
+    """Two bars: a full collection's pause without the structure (``baseline``) and with it alive (ms).
+
+    Each bar is labelled with its measurement's label (defaults when unlabelled).
+    """
     fig = Figure(figsize=(7.5, 2.6), layout="constrained")
     ax = fig.add_subplot()
     ms = [baseline, loaded]
     med = [m.median * 1e3 for m in ms]
     err = [[(m.median - m.min) * 1e3 for m in ms], [(m.max - m.median) * 1e3 for m in ms]]
-    ax.barh(["process as it is", loaded.label or "with the structure"], med, xerr=err, color=["#90a4ae", "#ad1457"],
+    ax.barh([baseline.label or "without the structure", loaded.label or "with the structure"], med, xerr=err, color=["#90a4ae", "#ad1457"],
             capsize=3)
     for y, v in enumerate(med):
         ax.annotate(f"{v:,.1f} ms", xy=(v, y), xytext=(4, 8), textcoords="offset points", fontsize=8)

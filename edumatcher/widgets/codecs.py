@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
+from ..comparison import SAMPLE_TARGET
 from ..experiments.serialisation import measure_codecs, payload_with_keys
 from ..figures.cost_bars import cost_bars
 from .figure_control import FigureControl
@@ -11,16 +12,20 @@ from .figure_control import FigureControl
 __all__ = ["codec_explorer"]
 
 
-def codec_explorer(*, target: float = 0.01) -> FigureControl:
-    """A key-count slider (1 to 200, default 12); measures both codecs both ways and draws them."""
+def codec_explorer(*, budget: float = 0.5, target: float = SAMPLE_TARGET) -> FigureControl:
+    """A key-count slider (1 to 200, default 12); compares both codecs both ways, interleaved, and draws them.
+
+    Each redraw runs two ``compare_interleaved`` calls of ``budget`` seconds (samples of ``target`` seconds).
+    """
     controls = {
         "keys": widgets.IntSlider(value=12, min=1, max=200, step=1, description="keys", continuous_update=False),
     }
 
     def draw(keys: int) -> tuple[object, ...]:
-        figures = measure_codecs(payload_with_keys(keys), target=target)
-        note = widgets.HTML(f"<p>at {keys} key(s): json/orjson <b>{figures.dumps_ratio:.1f}×</b> to encode, "
-                            f"<b>{figures.loads_ratio:.1f}×</b> to decode (ratios of medians).</p>")
+        figures = measure_codecs(payload_with_keys(keys), budget=budget, target=target)
+        note = widgets.HTML(
+            f"<p>at {keys} key(s), json/orjson (ratio of medians): <b>{figures.dumps_ratio:.1f}×</b> to encode "
+            f"({figures.encode.ci_text}), <b>{figures.loads_ratio:.1f}×</b> to decode ({figures.decode.ci_text}).</p>")
         return cost_bars(figures.all(), colours=["#b0bec5", "#1565c0"] * 2,
                          title=f"Encoding and decoding a payload of {keys} key(s)"), note
 
