@@ -1,4 +1,4 @@
-"""The ``bench`` subcommand: ``python -m edumatcher bench {book,engine,gc}``.
+"""The ``bench`` subcommand: ``python -m edumatcher bench {book,engine,gc,latency}``.
 
 The benchmarks themselves live in ``edumatcher.benchmarks``; this module only
 wires them to the command line, with the options they share defined once.
@@ -16,12 +16,15 @@ BENCHMARKS: dict[str, str] = {
     "book": "OrderBook vs the bare heap book (and NaiveBook) on the standard workload.",
     "engine": "The full message path, bytes in to bytes out: messages/s and handling latency.",
     "gc": "An opening ramp then a steady stream, default collector vs GcPolicy.",
+    "latency": "Response time (completion - intended send) against offered load, beside service time.",
 }
 
 OWN_OPTIONS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
     "gc": (("--lull-every", {"type": int, "metavar": "N",
                              "help": "an idle tick every N steady messages (default: gc_bench.LULL_EVERY, printed "
                                      "with the method): the policy's young collections walk what came to rest in between"}),),
+    "latency": (("--arrivals", {"choices": ("poisson", "constant"),
+                                "help": "arrival process of the open-loop generator (default: poisson)"}),),
 }
 """Options only one benchmark takes: flag -> ``add_argument`` keywords. Given ones reach its ``run()`` by name."""
 

@@ -464,6 +464,26 @@ class Engine:
 
     # ------------------------------------------------------------------ the loop
 
+    def maintain(self, sink: Sink, idle: bool) -> None:
+        """The maintenance ``run`` does between messages, as one call (for drivers other than ``run``).
+
+        Busy (``idle=False``, right after a message): publish due snapshots at the
+        last message's timestamp, then ``gc_policy.tick(False)``. Idle (nothing
+        waiting): publish due snapshots at ``clock()``, then ``gc_policy.tick(True)``,
+        which may be the policy's freeze or a collection. The caller starts the
+        policy (``run`` does that itself). ``run`` inlines the same steps rather
+        than call this, to save a call per message; tests pin that they agree.
+        """
+        if self._dirty:
+            if idle:
+                frames = self.flush_snapshots(self.clock())
+                if frames:
+                    sink.send_many(frames)
+            elif self._last_ts >= self._flush_due:
+                sink.send_many(self.flush_snapshots(self._last_ts))
+        if self.gc_policy is not None:
+            self.gc_policy.tick(idle)
+
     def run(self, source: Source, sink: Sink, *, max_messages: int | None = None) -> dict[str, Any]:
         """Poll ``source`` and handle each payload to completion, until ``END`` or ``max_messages``; return ``summary()``.
 

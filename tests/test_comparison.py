@@ -20,10 +20,10 @@ import pytest
 from edumatcher.comparison import (
     BUDGET,
     MAX_ROUNDS,
-    SAMPLE_TARGET,
     MIN_ROUNDS,
     NEGLIGIBLE,
     OUTCOMES,
+    SAMPLE_TARGET,
     Comparison,
     compare,
     compare_interleaved,

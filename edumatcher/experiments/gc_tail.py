@@ -1,127 +1,346 @@
-"""Tail latency with the default collector and with ``GcPolicy``: a small version of ``bench gc``.
+"""Tail latency with the default collector and with ``GcPolicy``, as clients see it: a small ``bench gc``.
 
-``tail_run`` plays an opening ramp (resting orders that build a long-lived book)
-then a steady stream through a fresh ``Engine``, timing **every** steady message
-and recording, per message, how much of its time a collection took
-(``GcMonitor.total_ns`` before and after). With ``use_policy`` a ``GcPolicy`` on
-a market clock is started before the ramp, armed at the open, and freezes at the
-lull after the ramp, as in ``bench gc`` (whose workload pieces it reuses:
-``steady_ops``). ``TailRun`` keeps the raw latencies so
-a chapter can draw them.
+``tail_run`` plays an opening ramp (resting orders that build a long-lived book,
+handled back to back, untimed) then a steady stream through a fresh ``Engine``
+with the open-loop generator (``edumatcher.open_loop.drive``): every steady
+message has an intended send time fixed in advance (Poisson arrivals at
+``STEADY_RATE`` per second), and the engine's maintenance (``Engine.maintain``:
+snapshots and the policy's tick) runs between messages, once per idle gap and
+after every message, as ``Engine.run`` does. For each steady message it keeps
 
-The figure that separates the collector from everything else is the pair p99
-and p99 *ex GC* (each message's collection time subtracted): when they are
-close, the tail is the code and the machine; when p99 is much larger, the tail
-is the collector. The same holds for the max.
+* **response time**: completion - intended send time, what the client waited,
+  including time queued behind the freeze, a collection or a slow message;
+* **service time** (``latencies_ns``): the ``handle`` call alone, and the
+  collection time that fell inside it (``gc_ns``; ``GcMonitor.total_ns`` before
+  and after), which gives service p99 *ex GC*.
 
->>> default, policy = compare_tails(300, 300)
->>> default.label, policy.label, len(policy.latencies_ns)
-('default collector', 'GcPolicy', 300)
+With ``use_policy`` a ``GcPolicy`` on a market clock is started before the ramp
+and armed at the open; the steady stream starts at the moment its freeze is due,
+so the first idle gap of the stream runs the freeze (one full collection, then
+``gc.freeze()``), and every later idle gap a young collection. The freeze runs
+between messages, so no message's *service* time contains it; the messages due
+while it runs wait for it, and their *response* times do.
+
+``dict_resizes`` replays the same messages untimed and finds the messages at
+which the book's two big dicts grew their tables (every entry rehashed into a new
+table, the other source of a slow message). ``TailSetup`` is ``tail_run`` taken
+apart, so a chapter can show its timed loop (the ``drive`` call) in a cell, and
+``tail_verdicts`` words the conclusions from the numbers.
+
+>>> default, policy = compare_tails(300, 300, rate=20_000.0)
+>>> default.label, policy.label, len(policy.latencies_ns), len(policy.response_ns)
+('default collector', 'GcPolicy', 300, 300)
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from dataclasses import dataclass, field
 
 from ..benchmarks.gc_bench import steady_ops
 from ..engine import Engine
-from ..gc_policy import FREEZE_DELAY_S, GcPolicy
+from ..gc_policy import FREEZE_DELAY_S, GcAction, GcPolicy
 from ..metrics import GcMonitor, nearest_rank
+from ..open_loop import LatencyReport, OpenLoopRun, arrival_offsets, drive
+from ..sinks import DiscardingSink
 from ..workloads import SYMBOL, encode_workload, opening_ramp
 
-__all__ = ["STEADY_RATE", "TailRun", "tail_run", "compare_tails"]
+__all__ = ["STEADY_RATE", "TailRun", "TailSetup", "DictResize", "tail_run", "compare_tails", "dict_resizes", "tail_payloads",
+           "TRADING_DAY_S", "tail_verdicts"]
 
-STEADY_RATE = 1_000.0
-"""Steady messages per second of market time (only the policy's clock sees it)."""
+STEADY_RATE = 5_000.0
+"""Offered rate of the steady stream, messages per second (Poisson arrivals): a light load for this engine."""
 
-_MONITOR_RING = 1 << 14
+TRADING_DAY_S = 6.5 * 3600
+"""A trading day's continuous session, for scale: 6.5 hours (a US equities session; our choice of example)."""
+
+_MONITOR_RING = 1 << 15
 
 
 @dataclass
 class TailRun:
-    """One run's steady-phase latencies (ns), the collection time inside each, and what the collector did."""
+    """One run's steady phase: service times (ns), the collection time inside each, what the collector did.
+
+    ``collections``: collections inside a message, by generation. ``longest_pause_ns``:
+    the most collection time inside one message. ``freeze_ns``: the policy's freeze (None: no freeze);
+    ``freeze_window``: when it ran, ns from the start of the stream.
+    ``idle_collections``: collections run between messages, by the engine's
+    maintenance (with the policy: the freeze and its young collections);
+    ``between_ns``: the collection time of each maintenance call that collected. ``run``: the open-loop record (intended, start and completion
+    times), from which ``response_ns`` and ``report()`` come.
+    """
 
     label: str
     latencies_ns: list[int]
     gc_ns: list[int]
-    collections: tuple[int, int, int]  # during the steady phase, by generation
+    collections: tuple[int, int, int]
     longest_pause_ns: int
-    freeze_ns: int | None = None  # the policy's freeze at the lull (off the message path)
+    freeze_ns: int | None = None
     actions: list[str] = field(default_factory=list)
+    run: OpenLoopRun | None = None
+    freeze_window: tuple[int, int] | None = None
+    idle_collections: int = 0
+    between_ns: list[int] = field(default_factory=list)
+
+    @property
+    def response_ns(self) -> list[int]:
+        """Completion - intended send time of each steady message (empty without an open-loop record). O(n)."""
+        return self.run.response_ns if self.run is not None else []
 
     def ex_gc(self) -> list[int]:
-        """Each latency minus the collection time inside it. O(n)."""
+        """Each service time minus the collection time inside it. O(n)."""
         return [t - g if t > g else 0 for t, g in zip(self.latencies_ns, self.gc_ns, strict=True)]
 
+    def report(self) -> LatencyReport:
+        """Response beside service time, in HDR histograms (``open_loop.LatencyReport``). O(n)."""
+        if self.run is None:
+            raise ValueError(f"{self.label}: no open-loop record, so no response times")
+        return self.run.report()
+
+    def queued_behind_freeze(self) -> int:
+        """Messages whose intended send time fell while the freeze ran (0 without a freeze). O(n)."""
+        if self.freeze_window is None or self.run is None:
+            return 0
+        start, end = self.freeze_window
+        return sum(1 for t in self.run.intended_ns if start <= t < end)
+
     def summary(self) -> dict[str, float]:
-        """p50, p99, p99 ex GC, p99.9, max and max ex GC, in µs. O(n log n)."""
+        """Service p50, p99, p99 ex GC, p99.9, max, max ex GC and, with a record, response p50 ... max; µs. O(n log n)."""
         xs, ex = sorted(self.latencies_ns), sorted(self.ex_gc())
-        return {
+        out = {
             "p50": nearest_rank(xs, 50) / 1e3, "p99": nearest_rank(xs, 99) / 1e3,
             "p99 ex GC": nearest_rank(ex, 99) / 1e3, "p99.9": nearest_rank(xs, 99.9) / 1e3,
             "max": xs[-1] / 1e3, "max ex GC": ex[-1] / 1e3,
         }
+        if self.run is not None:
+            r = self.report().response
+            out.update({"response p50": r.p50 / 1e3, "response p99": r.p99 / 1e3, "response p99.9": r.p99_9 / 1e3,
+                        "response p99.99": r.p99_99 / 1e3, "response max": r.max / 1e3})
+        return out
 
 
-def tail_run(ramp: list[bytes], steady: list[bytes], *, use_policy: bool) -> TailRun:
-    """Run ``ramp`` then ``steady`` through a fresh ``Engine``; time every steady message. O(n).
+class _MarketClock:
+    """The policy's seconds: pinned during the ramp, then following real time from a chosen market time."""
 
-    The collector is left as it was found: the policy's ``stop()`` restores the
-    thresholds and unfreezes, and the monitor is uninstalled, even on error.
+    def __init__(self) -> None:
+        self.base = 0.0
+        self.live = False
+
+    def __call__(self) -> float:
+        return self.base + time.perf_counter() if self.live else self.base
+
+    def follow_from(self, seconds: float) -> None:
+        self.base, self.live = seconds - time.perf_counter(), True
+
+
+def tail_payloads(ramp_orders: int, steady_messages: int, seed: int = 1) -> tuple[list[bytes], list[bytes]]:
+    """The ramp's and the steady stream's payloads (``bench gc``'s workload pieces), encoded once. O(n)."""
+    return encode_workload(opening_ramp(ramp_orders, seed)), encode_workload(steady_ops(steady_messages, seed))
+
+
+class TailSetup:
+    """A fresh ``Engine`` with the ramp handled, ready for an open-loop stream; a context manager.
+
+    On entry: a full collection (a clean slate, as ``bench gc`` does), a
+    ``GcMonitor`` installed, with ``use_policy`` a ``GcPolicy`` started and armed
+    on a market clock, the ramp handled back to back (untimed), and the market
+    clock moved to the moment the freeze is due; it then follows real time. Use
+    ``handle``, ``maintain`` and ``monitor`` with ``open_loop.drive``, then
+    ``result(run)``. On exit the policy is stopped (thresholds restored,
+    unfrozen) and the monitor removed, even on error.
     """
-    gc.collect()  # start from a clean slate, as bench gc does
-    engine = Engine([SYMBOL])
-    handle = engine.handle
-    market = [0.0]
-    policy = GcPolicy(lambda: market[0]) if use_policy else None
-    monitor = GcMonitor(_MONITOR_RING)
-    latencies = [0] * len(steady)
-    inside = [0] * len(steady)
-    clock = time.perf_counter_ns
-    freeze_ns: int | None = None
-    try:
-        monitor.install()
-        if policy is not None:
-            policy.start()
-            policy.arm_freeze()
-        for payload in ramp:
-            handle(payload)
-        market[0] = FREEZE_DELAY_S  # the open's rush is over: the lull where the freeze is due
-        if policy is not None and policy.tick(idle=True) in ("freeze", "forced-freeze"):
-            freeze_ns = policy.log[-1].pause_ns
-        first = monitor.pos
-        tick = policy.tick if policy is not None else None
-        step = 1 / STEADY_RATE
-        for i, payload in enumerate(steady):
-            g0 = monitor.total_ns
-            t0 = clock()
-            handle(payload)
-            latencies[i] = clock() - t0
-            inside[i] = monitor.total_ns - g0
-            if tick is not None:
-                market[0] += step
-                tick(False)
-        generations = monitor.generations()[first - monitor.pos:] if monitor.pos > first else []
-        durations = monitor.durations()[first - monitor.pos:] if monitor.pos > first else []
-    finally:
-        monitor.uninstall()
-        if policy is not None:
-            policy.stop()
-    by_generation = tuple(sum(1 for g in generations if g == k) for k in range(3))
-    return TailRun(
-        "GcPolicy" if use_policy else "default collector", latencies, inside,
-        (by_generation[0], by_generation[1], by_generation[2]), max(durations, default=0), freeze_ns,
-        [a.action for a in policy.log] if policy is not None else [],
-    )
+
+    def __init__(self, ramp: list[bytes], *, use_policy: bool) -> None:
+        self.ramp = ramp
+        self.label = "GcPolicy" if use_policy else "default collector"
+        self.market = _MarketClock()
+        self.policy = GcPolicy(self.market) if use_policy else None
+        self.engine = Engine([SYMBOL], gc_policy=self.policy)
+        self.handle = self.engine.handle
+        self.monitor = GcMonitor(_MONITOR_RING)
+        self._sink = DiscardingSink()
+        self._between = [0, 0, 0]  # collections run by maintenance (between messages), by generation
+        self._freeze: list[int] = []  # perf_counter_ns at the start and end of the maintenance call that froze
+        self._froze: list[GcAction] = []
+        self._between_ns: list[int] = []
+        self._head: list[GcAction] = []
+        self._start_counts = [0, 0, 0]
+        self._during = [0, 0, 0]
+
+    def maintain(self, idle: bool) -> None:
+        """``Engine.maintain`` between messages, counting the collections it runs and timing the freeze."""
+        monitor, policy, between = self.monitor, self.policy, self._between
+        counts = monitor.count_by_generation
+        c0, c1, c2, spent = counts[0], counts[1], counts[2], monitor.total_ns
+        if policy is not None and policy.freeze_at is not None:
+            t0 = time.perf_counter_ns()
+            self.engine.maintain(self._sink, idle)
+            if policy.freeze_at is None:  # this call froze: keep when, and the policy's own record of it
+                self._freeze.extend((t0, time.perf_counter_ns()))
+                self._froze.append(policy.log[-1])
+        else:
+            self.engine.maintain(self._sink, idle)
+        between[0] += counts[0] - c0
+        between[1] += counts[1] - c1
+        between[2] += counts[2] - c2
+        if monitor.total_ns != spent:
+            self._between_ns.append(monitor.total_ns - spent)
+
+    def __enter__(self) -> TailSetup:
+        gc.collect()
+        try:
+            self.monitor.install()
+            if self.policy is not None:
+                self.policy.start()
+                self.policy.arm_freeze()
+            handle = self.handle
+            for payload in self.ramp:
+                handle(payload)
+        except BaseException:
+            self.__exit__()
+            raise
+        self._head = list(self.policy.log) if self.policy is not None else []
+        self.market.follow_from(FREEZE_DELAY_S)  # the open's rush is over: the freeze is due from now on
+        self._start_counts = list(self.monitor.count_by_generation)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        counts = self.monitor.count_by_generation
+        self._during = [counts[k] - self._start_counts[k] for k in range(3)]
+        self.monitor.uninstall()
+        if self.policy is not None:
+            self.policy.stop()
+
+    def result(self, run: OpenLoopRun) -> TailRun:
+        """The ``TailRun`` of ``run`` (call after the ``with`` block)."""
+        # Collections inside messages: all the stream's collections but those run between messages.
+        on_path = [max(d - b, 0) for d, b in zip(self._during, self._between, strict=True)]
+        window = (self._freeze[0] - run.origin_ns, self._freeze[1] - run.origin_ns) if self._freeze else None
+        # The policy's routine young collections would flood its log (a deque of LOG_LENGTH): keep the rest.
+        actions = [a.action for a in self._head] + [a.action for a in self._froze]
+        if self.policy is not None:
+            actions.append("stop")
+        return TailRun(
+            self.label, run.service_ns, run.gc_ns, (on_path[0], on_path[1], on_path[2]), max(run.gc_ns, default=0),
+            self._froze[0].pause_ns if self._froze else None, actions, run, window, sum(self._between),
+            self._between_ns,
+        )
 
 
-def compare_tails(ramp_orders: int = 20_000, steady_messages: int = 10_000, *, seed: int = 1) -> tuple[TailRun, TailRun]:
+def tail_run(ramp: list[bytes], steady: list[bytes], *, use_policy: bool, rate: float = STEADY_RATE, seed: int = 1) -> TailRun:
+    """Run ``ramp`` back to back, then ``steady`` open-loop at ``rate`` msg/s (Poisson, ``seed``) in a ``TailSetup``. O(n).
+
+    Equivalent to::
+
+        with TailSetup(ramp, use_policy=use_policy) as t:
+            run = drive(t.handle, steady, arrival_offsets(len(steady), rate, seed=seed),
+                        maintain=t.maintain, gc_monitor=t.monitor, offered_rate=rate, label=t.label)
+        return t.result(run)
+    """
+    with TailSetup(ramp, use_policy=use_policy) as t:
+        run = drive(t.handle, steady, arrival_offsets(len(steady), rate, seed=seed),
+                    maintain=t.maintain, gc_monitor=t.monitor, offered_rate=rate, label=t.label)
+    return t.result(run)
+
+
+def compare_tails(ramp_orders: int = 20_000, steady_messages: int = 6_000, *, rate: float = STEADY_RATE, seed: int = 1) -> tuple[TailRun, TailRun]:
     """The same ramp and steady stream with the default collector, then with ``GcPolicy``. O(n).
 
-    Payloads are encoded once, before either run (``bench gc``'s trimmed encoding).
+    Payloads are encoded once, before either run (``tail_payloads``).
     """
-    ramp = encode_workload(opening_ramp(ramp_orders, seed))
-    steady = encode_workload(steady_ops(steady_messages, seed))
-    return tail_run(ramp, steady, use_policy=False), tail_run(ramp, steady, use_policy=True)
+    ramp, steady = tail_payloads(ramp_orders, steady_messages, seed)
+    return (tail_run(ramp, steady, use_policy=False, rate=rate, seed=seed),
+            tail_run(ramp, steady, use_policy=True, rate=rate, seed=seed))
+
+
+@dataclass(frozen=True)
+class DictResize:
+    """A steady message at which one of the book's dicts grew its table: bytes before and after, entries after."""
+
+    message: int
+    name: str
+    bytes_before: int
+    bytes_after: int
+    entries: int
+
+
+def dict_resizes(ramp: list[bytes], steady: list[bytes]) -> list[DictResize]:
+    """Replay ``ramp`` then ``steady`` untimed and report each steady message that grew ``_live`` or ``_entries``. O(n).
+
+    ``sys.getsizeof`` of a dict counts its table, so a change means the table was
+    reallocated and every entry rehashed into it, inside that message. Table
+    sizes depend only on the sequence of inserts and deletes, so the same
+    messages resize in any run of the same workload. (A resize that keeps the
+    size, to clear deleted slots, would not show here.)
+    """
+    engine = Engine([SYMBOL])
+    book = engine.books[SYMBOL]
+    handle = engine.handle
+    for payload in ramp:
+        handle(payload)
+    watched = {"_live": book._live, "_entries": book._entries}
+    sizes = {name: sys.getsizeof(d) for name, d in watched.items()}
+    out = []
+    for i, payload in enumerate(steady):
+        handle(payload)
+        for name, d in watched.items():
+            now = sys.getsizeof(d)
+            if now != sizes[name]:
+                out.append(DictResize(i, name, sizes[name], now, len(d)))
+                sizes[name] = now
+    return out
+
+
+def tail_verdicts(default: TailRun, policy: TailRun, resizes: list[DictResize]) -> list[str]:
+    """The chapter's conclusions about the two runs, as ``verdict:`` lines computed from their numbers. O(n log n).
+
+    Each line's wording is fixed by facts that hold by construction (a pause between
+    messages is in no service time) or by wide margins; only its numbers vary.
+    """
+    n = len(policy.latencies_ns)
+    lines = []
+    d, p = default.summary(), policy.summary()
+    if policy.freeze_window is not None and policy.run is not None:
+        start, end = policy.freeze_window
+        waited = [r for r, t in zip(policy.response_ns, policy.run.intended_ns, strict=True) if start <= t < end]
+        k = len(waited)
+        lines.append(
+            f"verdict: the freeze ran between messages, so no service time contains it, yet it is on the clients' path: "
+            f"{k:,} messages were due during its {(end - start) / 1e6:,.1f} ms and waited up to {max(waited, default=0) / 1e6:,.1f} ms "
+            f"(response max {p['response max'] / 1e3:,.1f} ms, service max {p['max'] / 1e3:,.1f} ms).")
+        seconds = policy.run.intended_ns[-1] / 1e9 if policy.run.intended_ns[-1] else 1.0
+        day = policy.run.offered_rate * TRADING_DAY_S
+        lines.append(
+            f"verdict: here the freeze touched {100 * k / n:.1f} % of a {seconds:.1f}-s stream (response p99 "
+            f"{p['response p99'] / 1e3:,.1f} ms); once a day at {policy.run.offered_rate:,.0f} msg/s it would touch "
+            f"{100 * k / day:.5f} % of {day:,.0f} messages, far below the 1 % that p99 ignores: a day's p99 would never "
+            "show it, and the max always does.")
+        young = sorted(policy.between_ns[1:])  # the first collection between messages was the freeze's own
+        if young:
+            lines.append(
+                f"verdict: after the freeze, GcPolicy collected between messages {len(young):,} times (median "
+                f"{young[len(young) // 2] / 1e3:,.1f} µs, longest {young[-1] / 1e3:,.1f} µs): each is a pause that a "
+                "message due during it waits out, in its response time and never in its service time.")
+    in_default = sum(1 for g in default.gc_ns if g)
+    in_policy = sum(1 for g in policy.gc_ns if g)
+    share = 100 * max(in_default, in_policy) / n
+    lines.append(
+        f"verdict: collections fell inside {in_default:,} of {n:,} messages with the default collector and {in_policy:,} with "
+        f"GcPolicy ({share:.2f} % at most), "
+        + ("under 1 % either way, so whatever separates their service-time p99 "
+           f"({d['p99']:,.1f} vs {p['p99']:,.1f} µs), it is not the collector: compare the max, p99.9 and response "
+           "time instead."
+           if share < 1 else
+           f"at least 1 % of messages, so service-time p99 can see them ({d['p99']:,.1f} vs {p['p99']:,.1f} µs)."))
+    at = sorted({r.message for r in resizes})
+    if at:
+        i = at[0]
+        names = " and ".join(sorted({r.name for r in resizes if r.message == i}))
+        lines.append(
+            f"verdict: message {i:,}, at which the book's {names} dicts grew their tables "
+            f"(found by replaying the workload untimed), took {default.latencies_ns[i] / 1e3:,.1f} µs of service time with the "
+            f"default collector and {policy.latencies_ns[i] / 1e3:,.1f} µs with GcPolicy, against medians of "
+            f"{d['p50']:,.1f} and {p['p50']:,.1f} µs.")
+    return lines
