@@ -80,8 +80,8 @@ from .measure import (
 
 __all__ = [
     "CONFIDENCE", "NEGLIGIBLE", "PRECISION", "BUDGET", "SAMPLE_TARGET", "MIN_ROUNDS", "MAX_ROUNDS",
-    "TIMER", "TIMER_NAME", "OUTCOMES", "Comparison", "ratio_interval", "compare", "compare_sampled", "compare_interleaved",
-    "compare_passes",
+    "TIMER", "TIMER_NAME", "OUTCOMES", "Comparison", "ratio_interval", "calibrated_sampler", "compare",
+    "compare_sampled", "compare_interleaved", "compare_passes",
 ]
 
 CONFIDENCE = 0.95
@@ -417,11 +417,17 @@ def compare_sampled(
                       negligible=negligible)
 
 
-def _sampler(fn_or_stmt: Callable[[], object] | str, *, setup: Callable[[], object] | str | None,
-             namespace: dict[str, Any], target: float,
-             timer: Callable[[], float]) -> tuple[Callable[[], float], int]:
-    """A zero-argument sampler (seconds per call) for a callable or statement, calibrated to ``target``, warmed up."""
-    sample = _make_sampler(fn_or_stmt, setup, namespace, timer)
+def calibrated_sampler(
+    fn_or_stmt: Callable[[], object] | str, *, setup: Callable[[], object] | str | None = None,
+    namespace: dict[str, Any] | None = None, target: float = SAMPLE_TARGET, timer: Callable[[], float] | None = None,
+) -> tuple[Callable[[], float], int]:
+    """Return ``(sample, number)``: a zero-argument sampler of seconds per call, and the calls in one sample.
+
+    ``number`` is calibrated so one sample lasts about ``target`` seconds on
+    ``timer`` (``TIMER`` by default), and one untimed sample has already run as a
+    warm-up. For experiments that interleave more than two statements in one round.
+    """
+    sample = _make_sampler(fn_or_stmt, setup, {} if namespace is None else namespace, TIMER if timer is None else timer)
     number = _calibrate(sample, target)
     sample(number)  # warm-up: the specialising interpreter and caches settle before anything is kept
     return (lambda: sample(number) / number), number
@@ -461,8 +467,8 @@ def compare_interleaved(
     timer = TIMER if timer is None else timer
     with collector(gc):
         started = time.perf_counter()
-        sample_a, number_a = _sampler(a, setup=setup, namespace=namespace, target=target, timer=timer)
-        sample_b, number_b = _sampler(b, setup=setup, namespace=namespace, target=target, timer=timer)
+        sample_a, number_a = calibrated_sampler(a, setup=setup, namespace=namespace, target=target, timer=timer)
+        sample_b, number_b = calibrated_sampler(b, setup=setup, namespace=namespace, target=target, timer=timer)
         result = compare_sampled(
             sample_a, sample_b, labels=labels, budget=budget, started=started, precision=precision,
             confidence=confidence,

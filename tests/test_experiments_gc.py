@@ -8,18 +8,30 @@ from collections.abc import Iterator
 import pytest
 
 from edumatcher.experiments.gc_pauses import (
+    PauseRow,
     collection_pauses,
     collector_state,
     freeze_effect,
     frozen,
     frozen_cycles,
+    pause_fit,
+    pause_worker,
     policy_walkthrough,
     recorded_collections,
     refcount_and_cycle,
 )
-from edumatcher.experiments.gc_tail import compare_tails
+from edumatcher.experiments.gc_tail import (
+    DictResize,
+    TailRun,
+    compare_tails,
+    dict_resizes,
+    tail_payloads,
+    tail_verdicts,
+)
 from edumatcher.experiments.opening_memory import ramp_profile
 from edumatcher.gc_policy import SAFETY_THRESHOLDS
+from edumatcher.measure import Measurement
+from edumatcher.open_loop import OpenLoopRun
 
 
 @pytest.fixture(autouse=True)
@@ -51,13 +63,73 @@ def test_frozen_refuses_to_run_over_someone_elses_freeze() -> None:
 def test_pauses_count_tracked_objects_that_grow_with_the_book() -> None:
     rows = collection_pauses((0, 3_000), repeat=5)
     assert rows[1].tracked - rows[0].tracked >= 3_000  # the Order, per resting order (its heap key is an int)
-    assert all(r.full.repeat == 5 and r.full.number == 1 for r in rows)
+    assert all(r.full.repeat == 5 and r.full.number == 1 and r.cpu is not None and r.cpu.repeat == 5 for r in rows)
+    assert all("fresh process" in r.full.label for r in rows)
+
+
+def test_pauses_run_in_a_fresh_process_whose_heap_is_not_ours() -> None:
+    ballast = [[i] for i in range(30_000)]  # tracked here, so a worker that saw our heap would count them
+    isolated = collection_pauses((0,), repeat=5)[0]
+    here = collection_pauses((0,), repeat=5, isolated=False)[0]
+    assert isolated.tracked < here.tracked - len(ballast)
+    assert "this process" in here.full.label
+
+
+def test_pause_worker_keeps_the_seed_objects_alive_while_it_collects() -> None:
+    got = pause_worker(2_000, repeat=5, objects="seed")
+    empty = pause_worker(0, repeat=5, objects="seed")
+    assert got["tracked"] - empty["tracked"] >= 1_900  # one tracked object each: their dicts hold only atoms
+    assert len(got["wall"]) == len(got["cpu"]) == 5
+    with pytest.raises(ValueError, match="objects"):
+        collection_pauses((0,), objects="dicts")
+
+
+def _rows(pauses_ms: list[float], step: int = 50_000) -> list[PauseRow]:
+    """Synthetic rows: CPU medians as given (five identical samples), tracked objects 0, step, 2 step, ..."""
+    out = []
+    for i, ms in enumerate(pauses_ms):
+        m = Measurement.from_samples([ms / 1e3] * 5)
+        out.append(PauseRow(i * step, 10_000 + i * step, m, "book", m))
+    return out
+
+
+def test_pause_fit_recovers_a_known_slope_and_words_its_direction() -> None:
+    fit = pause_fit(_rows([1.0, 11.0, 21.5, 30.5, 41.0]))  # about 20 ms per 100k objects
+    slope, lo, hi = fit.per_100k_ms
+    assert lo < 20 < hi and slope == pytest.approx(20, rel=0.05) and fit.r2 > 0.99 and fit.points == 5
+    assert fit.direction == "grows" and fit.verdict.startswith("verdict: a full collection grows")
+    flat = pause_fit(_rows([10.0, 12.0, 9.0, 11.5, 9.5]))
+    assert flat.direction == "undetermined" and flat.verdict.startswith("verdict: no trend detectable")
+    assert pause_fit(_rows([40.0, 30.0, 20.0, 10.0, 1.0])).direction == "shrinks"
+    with pytest.raises(ValueError, match="3 different sizes"):
+        pause_fit(_rows([1.0, 2.0]))
+
+
+def test_pause_fit_can_fit_wall_time_and_refuses_cpu_when_missing() -> None:
+    rows = [PauseRow(r.resting, r.tracked, r.full) for r in _rows([1.0, 11.0, 21.0])]  # no CPU time
+    assert pause_fit(rows, clock="wall").clock == "wall"
+    with pytest.raises(ValueError, match="CPU"):
+        pause_fit(rows)
+
+
+def test_pause_curve_draws_the_fit_in_its_legend() -> None:
+    from edumatcher.figures.gc import pause_curve
+
+    rows = _rows([1.0, 11.0, 21.5, 30.5, 41.0])
+    ax = pause_curve(rows).axes[0]
+    legend = " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    assert "least-squares fit" in legend and "95 % CI" in legend and "r²" in legend
+    assert "wall time" in legend, "wall time is drawn beside the CPU time it was fitted on"
+    two = pause_curve(rows[:2]).axes[0]  # too few sizes for a fit: points only
+    assert "least-squares" not in " ".join(t.get_text() for t in two.get_legend().get_texts())
 
 
 def test_freeze_effect_takes_the_book_out_of_the_scan() -> None:
     before, after, count = freeze_effect(2_000)
-    assert count > 6_000
+    assert count > 2_000 and "fresh process" in before.label
     assert after.median < before.median
+    here_before, here_after, here_count = freeze_effect(2_000, isolated=False)
+    assert here_count > count  # this process tracks the test session's objects too
 
 
 def test_recorded_collections_sees_young_collections() -> None:
@@ -99,13 +171,68 @@ def test_ramp_profile_steps_up_during_the_ramp() -> None:
     assert profile.resting_at_end > 0
 
 
-def test_tails_keep_every_latency_and_the_policy_freezes_off_the_path() -> None:
-    default, policy = compare_tails(2_000, 1_000)
+def test_tails_keep_every_latency_and_the_freeze_queues_messages_but_no_service_time() -> None:
+    # A light offered load (2,000/s): the only queueing is behind what runs between messages.
+    default, policy = compare_tails(2_000, 1_000, rate=2_000.0)
     # bench gc's steady stream drops the rare cancel_owner messages, so slightly fewer than asked for.
-    assert len(default.latencies_ns) == len(policy.latencies_ns) and 990 <= len(policy.latencies_ns) <= 1_000
-    assert policy.freeze_ns is not None and default.freeze_ns is None
-    assert policy.actions[:3] == ["start", "arm", "freeze"] and policy.actions[-1] == "stop"
+    n = len(policy.latencies_ns)
+    assert len(default.latencies_ns) == n and 990 <= n <= 1_000
+    assert len(policy.response_ns) == len(default.response_ns) == n
+    assert policy.freeze_ns is not None and default.freeze_ns is None and default.freeze_window is None
+    assert policy.actions == ["start", "arm", "freeze", "stop"]
     assert policy.collections == (0, 0, 0), "raised thresholds: no collection while 1,000 messages were handled"
-    summary = default.summary()
-    assert summary["p99 ex GC"] <= summary["p99"] and summary["max ex GC"] <= summary["max"]
-    assert all(e <= t for e, t in zip(default.ex_gc(), default.latencies_ns, strict=True))
+    assert policy.idle_collections >= 1  # the freeze's own full collection, at least, ran between messages
+    start, end = policy.freeze_window
+    assert 0 <= start < end and end - start >= policy.freeze_ns
+    # Whatever was due while the freeze ran waited for it: response, not service, time holds the wait.
+    run = policy.run
+    for i, due in enumerate(run.intended_ns):
+        if start <= due < end:
+            assert run.started_ns[i] >= end and policy.response_ns[i] >= end - due
+    assert policy.queued_behind_freeze() == sum(start <= t < end for t in run.intended_ns)
+    for tail in (default, policy):
+        assert all(r >= s for r, s in zip(tail.response_ns, tail.latencies_ns, strict=True))
+        s = tail.summary()
+        assert s["p99 ex GC"] <= s["p99"] and s["max ex GC"] <= s["max"]
+        assert s["response max"] >= s["response p99.9"] >= s["response p99"] >= s["response p50"]
+        assert all(e <= t for e, t in zip(tail.ex_gc(), tail.latencies_ns, strict=True))
+
+
+def test_dict_resizes_are_found_at_the_same_messages_every_time() -> None:
+    ramp, steady = tail_payloads(2_600, 1_000)
+    first = dict_resizes(ramp, steady)
+    assert first == dict_resizes(ramp, steady)
+    assert {r.name for r in first} <= {"_live", "_entries"}
+    for r in first:
+        assert r.bytes_after != r.bytes_before and 0 <= r.message < len(steady)
+    # The ramp leaves 2,600 resting orders in tables with room for 2,730 (2/3 of 4,096 slots):
+    # the steady stream's inserts use that room up and both dicts grow their tables.
+    assert {"_live", "_entries"} <= {r.name for r in first}
+
+def _synthetic_tail(label: str, service: list[int], intended: list[int], started: list[int], gc_ns: list[int],
+                    window: tuple[int, int] | None, between: list[int]) -> TailRun:
+    completed = [s + t for s, t in zip(started, service, strict=True)]
+    run = OpenLoopRun(label, 1_000.0, intended, started, completed, gc_ns)
+    return TailRun(label, service, gc_ns, (0, 0, 0), max(gc_ns), 5_000_000 if window else None, [], run, window,
+                   len(between), between)
+
+
+def test_tail_verdicts_are_computed_from_the_runs() -> None:
+    n = 1_000
+    intended = [i * 1_000_000 for i in range(n)]  # 1 kHz
+    service = [10_000] * n
+    default = _synthetic_tail("default collector", service, intended, intended, [0] * n, None, [])
+    # The policy froze from 1 ms to 6 ms: messages due at 1..5 ms started at 6 ms.
+    started = [max(t, 6_000_000) if 1_000_000 <= t < 6_000_000 else t for t in intended]
+    policy = _synthetic_tail("GcPolicy", service, intended, started, [0] * n, (1_000_000, 6_000_000), [5_000_000, 20_000, 30_000])
+    resizes = [DictResize(7, "_live", 100, 200, 50), DictResize(7, "_entries", 90, 180, 50)]
+    lines = tail_verdicts(default, policy, resizes)
+    assert all(line.startswith("verdict: ") for line in lines) and len(lines) == 5
+    assert "5 messages were due during its 5.0 ms and waited up to 5.0 ms" in lines[0]
+    assert "touched 0.5 % of a 1.0-s stream" in lines[1]
+    assert "2 times (median 30.0 µs, longest 30.0 µs)" in lines[2]
+    assert "inside 0 of 1,000 messages" in lines[3] and "it is not the collector" in lines[3]
+    assert lines[4].startswith("verdict: message 7, at which the book's _entries and _live dicts grew")
+    # Collections inside 2 % of the messages: the wording says p99 can see them.
+    busy = _synthetic_tail("default collector", service, intended, intended, [1_000 if i % 50 == 0 else 0 for i in range(n)], None, [])
+    assert "at least 1 % of messages" in tail_verdicts(busy, policy, [])[3]

@@ -6,6 +6,7 @@ import pytest
 
 from edumatcher.experiments import pitfalls
 from edumatcher.experiments.message_path import encode_workload
+from edumatcher.isolated import IsolatedRunError
 from edumatcher.measure import Measurement
 from edumatcher.workloads import steady_state
 
@@ -20,6 +21,12 @@ def test_single_vs_median_widths_from_known_samples() -> None:
         pitfalls.single_vs_median([b"x"], samples=5, group=5)
 
 
+def test_single_vs_median_verdict_is_figures_only() -> None:
+    m = Measurement.from_samples([1.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.5, 1.0, 1.0], ops_per_call=10)
+    line = pitfalls.SingleVsMedian(m, 5).verdict
+    assert line == "verdict: two single passes of the same work differed by up to 2.00x; two medians of 5 by up to 1.00x"
+
+
 def test_cold_start_runs_in_a_fresh_interpreter() -> None:
     cold = pitfalls.cold_start(200, passes=6, first_k=10)
     assert len(cold.seconds) == len(cold.first_k_seconds) == 6
@@ -27,6 +34,26 @@ def test_cold_start_runs_in_a_fresh_interpreter() -> None:
     assert cold.warm.repeat == 5 and cold.cold_ratio > 0 and cold.whole_ratio > 0
     with pytest.raises(ValueError):
         pitfalls.cold_start(200, passes=3)
+    with pytest.raises(IsolatedRunError, match="clock"):
+        pitfalls.cold_start(200, clock="sundial")
+
+
+def test_cold_worker_times_each_pass_on_the_chosen_clock() -> None:
+    whole, head = pitfalls.cold_worker(100, passes=6, first_k=5, clock="wall")
+    assert len(whole) == len(head) == 6 and all(0 < h <= w for h, w in zip(head, whole, strict=True))
+
+
+def _cold(first: float, later: float) -> pitfalls.ColdStart:
+    return pitfalls.ColdStart([2 * first] + [2 * later] * 5, [first] + [later] * 5, 100, 10)
+
+
+def test_cold_comparison_puts_one_cold_sample_per_process_against_the_later_passes() -> None:
+    colds = [_cold(3.0 + 0.1 * i, 1.0 + 0.01 * i) for i in range(5)]
+    result = pitfalls.cold_comparison(colds)
+    assert result.a.repeat == 5 and result.b.repeat == 25
+    assert result.outcome == "slower" and result.ratio == pytest.approx(3.2 / 1.02)
+    with pytest.raises(ValueError, match="two processes"):
+        pitfalls.cold_comparison(colds[:1])
 
 
 def test_available_cores_respects_a_cgroup_quota(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,3 +69,4 @@ def test_colocated_stops_its_workers() -> None:
     result = pitfalls.colocated(payloads, hogs=1, repeat=5, max_seconds=10, settle_s=0.1)
     assert result.hogs == 1 and result.running_after == 1
     assert result.alone.ops_per_call == 100 and result.slowdown > 0
+    assert result.comparison.a is result.loaded and result.comparison.b is result.alone

@@ -42,7 +42,7 @@ def test_gc_size_explorer_reuses_given_rows_then_measures(monkeypatch: pytest.Mo
     calls.clear()
     control = gc_sizes.gc_size_explorer(initial=initial)
     assert calls == [] and isinstance(control.last[0], Figure), "the default draws the rows it was given"
-    assert "Each extra tracked object" in control.last[1].value
+    assert "Fit: a full collection grows" in control.last[1].value
     control.controls["preset"].value = "small: up to 20,000 resting"
     assert calls == [gc_sizes.PRESETS["small: up to 20,000 resting"]]
 

@@ -5,9 +5,13 @@ enabled flag, nothing left frozen):
 
 * ``refcount_and_cycle`` shows a plain object freed the moment its last
   reference goes, and a two-object cycle that survives until ``gc.collect()``.
-* ``collection_pauses`` times full and young collections with a real
-  ``OrderBook`` of growing size alive, and counts the objects the collector tracks.
-* ``freeze_effect`` times a full collection before and after ``gc.freeze()``.
+* ``collection_pauses`` times full collections with a real ``OrderBook`` of
+  each size alive (or the seed's plain objects), each size in a fresh worker
+  process (``edumatcher.isolated``), and counts the objects the collector tracks;
+  ``pause_fit`` fits a line through the medians (``scipy.stats.linregress``) and
+  words a ``verdict:`` from the slope's confidence interval.
+* ``freeze_effect`` times a full collection before and after ``gc.freeze()``,
+  in a fresh worker process too.
 * ``recorded_collections`` lets allocation trigger collections on its own and
   returns what a ``GcMonitor`` on ``gc.callbacks`` saw.
 * ``policy_walkthrough`` drives a ``GcPolicy`` with a fake clock through a
@@ -26,6 +30,7 @@ ours), and always unfreezes on the way out.
 from __future__ import annotations
 
 import gc
+import time
 import tracemalloc
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -35,13 +40,15 @@ from typing import Any
 
 from ..book import OrderBook
 from ..gc_policy import GcPolicy
+from ..isolated import run_isolated
 from ..measure import Measurement, collector, measure
 from ..metrics import GcMonitor
 from ..workloads import SYMBOL, apply, opening_ramp
 
 __all__ = [
     "collector_state", "frozen", "refcount_and_cycle", "resting_book", "tracked_objects",
-    "PauseRow", "collection_pauses", "freeze_effect", "recorded_collections",
+    "PAUSE_SIZES", "OBJECT_KINDS", "PauseRow", "pause_worker", "collection_pauses", "PauseFit", "pause_fit",
+    "freeze_worker", "freeze_effect", "recorded_collections",
     "PolicyStep", "policy_walkthrough", "FrozenCycles", "frozen_cycles",
 ]
 
@@ -117,40 +124,190 @@ def tracked_objects() -> int:
     return len(gc.get_objects())
 
 
+PAUSE_SIZES = (0, 25_000, 50_000, 100_000, 200_000)
+"""Chapter 07's book sizes: five points, a few seconds in all, about 150 MB at the largest (fits Binder)."""
+
+OBJECT_KINDS = ("book", "seed")
+"""What ``collection_pauses`` keeps alive: resting orders in an ``OrderBook``, or seed 000's plain objects."""
+
+
+class _SeedObject:
+    """Seed 000's stand-in for a resting order (§11 script, quoted): three slots, one a small dict."""
+
+    __slots__ = ("id", "px", "meta")
+
+    def __init__(self, i: int) -> None:
+        self.id, self.px, self.meta = str(i), i, {"i": i}
+
+
+def _keep_alive(objects: str, n: int, seed: int) -> object:
+    if objects == "book":
+        return resting_book(n, seed) if n else None
+    return [_SeedObject(i) for i in range(n)]
+
+
 @dataclass(frozen=True)
 class PauseRow:
-    """A full collection's pause with a book of ``resting`` orders alive, and the objects tracked at the time."""
+    """Full collections with ``resting`` orders (or plain objects) alive, and the objects tracked then.
+
+    ``full`` is wall time (``time.perf_counter``): what a program waits. ``cpu``
+    is the CPU time of the same collections (``time.thread_time``): the
+    collector's own work, without the time slices other processes took on a
+    busy machine (None when not measured).
+    """
 
     resting: int
     tracked: int
     full: Measurement
+    objects: str = "book"
+    cpu: Measurement | None = None
 
 
-def collection_pauses(sizes: Sequence[int], *, repeat: int = 5, seed: int = 1) -> list[PauseRow]:
-    """Time a full collection (``gc.collect()``) with a book of each size alive.
+def _timed_collections(repeat: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of ``repeat`` back-to-back full collections (the caller warmed up with one)."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.thread_time()
+        gc.collect()
+        c1, w1 = time.thread_time(), time.perf_counter()
+        wall.append(w1 - w0)
+        cpu.append(c1 - c0)
+    return wall, cpu
 
-    A size of 0 measures the process as it is: the interpreter, the notebook and
-    everything already imported. Each sample is one collection (``number=1``).
+
+def pause_worker(resting: int, repeat: int = 7, seed: int = 1, objects: str = "book") -> dict[str, Any]:
+    """Keep ``resting`` objects alive, collect once (the warm-up), then time ``repeat`` full collections.
+
+    The worker side of ``collection_pauses``, usable in any process: returns
+    plain data (``tracked``, ``wall`` and ``cpu`` samples in seconds).
+    """
+    if objects not in OBJECT_KINDS:
+        raise ValueError(f"objects must be one of {OBJECT_KINDS}, not {objects!r}")
+    kept = _keep_alive(objects, resting, seed)
+    gc.collect()  # the warm-up: whatever building left behind is collected, survivors reach the oldest generation
+    tracked = tracked_objects()
+    wall, cpu = _timed_collections(repeat)
+    del kept
+    return {"tracked": tracked, "wall": wall, "cpu": cpu}
+
+
+def collection_pauses(sizes: Sequence[int], *, repeat: int = 7, seed: int = 1, objects: str = "book",
+                      isolated: bool = True, timeout: float = 120.0) -> list[PauseRow]:
+    """Time ``repeat`` full collections (``gc.collect()``) with ``n`` objects alive, for each ``n`` in ``sizes``.
+
+    ``objects="book"`` keeps an ``OrderBook`` of ``n`` resting orders alive;
+    ``objects="seed"`` keeps ``n`` of seed 000's three-slot objects. With
+    ``isolated`` (the default) each size runs in its own fresh worker process
+    (``edumatcher.isolated.run_isolated``), so a size of 0 is the bare
+    interpreter with ``edumatcher`` imported, not the notebook: a kernel's own
+    heap (matplotlib, IPython, earlier cells) would be walked by every
+    collection and added to every point. ``isolated=False`` measures in this
+    process, for comparison. ``tracked`` is counted where the collections ran.
     O(sizes x (build + repeat x tracked objects)).
     """
+    if objects not in OBJECT_KINDS:
+        raise ValueError(f"objects must be one of {OBJECT_KINDS}, not {objects!r}")
     rows: list[PauseRow] = []
-    for resting in sizes:
-        book = resting_book(resting, seed) if resting else None
-        gc.collect()
-        tracked = tracked_objects()
-        full = measure(gc.collect, number=1, repeat=repeat, label=f"full collection, {resting:,} resting orders")
-        rows.append(PauseRow(resting, tracked, full))
-        del book
+    for n in sizes:
+        kwargs = {"resting": n, "repeat": repeat, "seed": seed, "objects": objects}
+        if isolated:
+            got = run_isolated("edumatcher.experiments.gc_pauses:pause_worker", kwargs, timeout=timeout)
+        else:
+            got = pause_worker(**kwargs)  # type: ignore[arg-type]
+        what = f"{n:,} resting orders" if objects == "book" else f"{n:,} plain objects"
+        where = " (fresh process)" if isolated else " (this process)"
+        rows.append(PauseRow(
+            n, got["tracked"],
+            Measurement.from_samples(got["wall"], number=1, warmup=1, label=f"full collection, {what}{where}"),
+            objects,
+            Measurement.from_samples(got["cpu"], number=1, warmup=1, label=f"CPU time of it, {what}{where}"),
+        ))
     gc.collect()
     return rows
 
 
-def freeze_effect(resting: int, *, repeat: int = 5, seed: int = 1) -> tuple[Measurement, Measurement, int]:
-    """Time a full collection with a book of ``resting`` orders alive, then again after ``gc.freeze()``.
+@dataclass(frozen=True)
+class PauseFit:
+    """A straight line through the median pauses against tracked objects (least squares, ``scipy.stats.linregress``).
 
-    Returns ``(before, after, frozen_objects)``. The freeze is undone before
-    returning (see ``frozen``).
+    ``clock`` says which time was fitted ("cpu" or "wall", see ``PauseRow``).
+    ``slope`` and its confidence interval ``ci`` are seconds per tracked object;
+    ``intercept`` is seconds; ``r2`` the coefficient of determination over the
+    ``points`` medians.
     """
+
+    slope: float
+    ci: tuple[float, float]
+    intercept: float
+    r2: float
+    points: int
+    confidence: float
+    clock: str = "cpu"
+
+    @property
+    def per_100k_ms(self) -> tuple[float, float, float]:
+        """Slope, CI low and CI high, as milliseconds per 100,000 tracked objects."""
+        k = 1e5 * 1e3
+        return self.slope * k, self.ci[0] * k, self.ci[1] * k
+
+    @property
+    def direction(self) -> str:
+        """"grows", "shrinks" or "undetermined": the sign of the whole confidence interval."""
+        if self.ci[0] > 0:
+            return "grows"
+        if self.ci[1] < 0:
+            return "shrinks"
+        return "undetermined"
+
+    @property
+    def verdict(self) -> str:
+        """One line starting ``verdict:``; its wording depends only on ``direction``."""
+        slope, lo, hi = self.per_100k_ms
+        what = "CPU time" if self.clock == "cpu" else "wall time"
+        fit = f"{slope:+.1f} ms of {what} per 100k tracked objects ({self.confidence * 100:.0f} % CI {lo:.1f} to {hi:.1f}), r² = {self.r2:.2f}"
+        if self.direction == "grows":
+            return f"verdict: a full collection grows with the objects kept alive: {fit}"
+        if self.direction == "shrinks":
+            return f"verdict: a full collection shrank as objects were added, against the mechanism; suspect the machine: {fit}"
+        return f"verdict: no trend detectable at this noise, the slope's CI spans 0: {fit}"
+
+    def __str__(self) -> str:
+        return self.verdict
+
+
+def pause_fit(rows: Sequence[PauseRow], *, clock: str = "cpu", confidence: float = 0.95) -> PauseFit:
+    """Fit the median pause against tracked objects over ``rows`` (at least 3 sizes); CI from the t distribution.
+
+    ``clock="cpu"`` (the default) fits the collections' CPU time, the
+    collector's own work; ``"wall"`` fits wall time, which on a busy machine
+    also holds the time slices other processes took. One point per size, its
+    median: a disturbed collection moves a median less than it moves a
+    least-squares fit through every sample.
+    """
+    if clock not in ("cpu", "wall"):
+        raise ValueError(f"clock must be 'cpu' or 'wall', not {clock!r}")
+    if len({r.tracked for r in rows}) < 3:
+        raise ValueError("a fit with a confidence interval needs at least 3 different sizes")
+    if clock == "cpu" and any(r.cpu is None for r in rows):
+        raise ValueError("some rows have no CPU time; fit clock='wall'")
+    from scipy import stats  # here, not at the top: a worker importing this module should not carry scipy's heap
+
+    xs = [float(r.tracked) for r in rows]
+    ys = [(r.cpu if clock == "cpu" else r.full).median for r in rows]  # type: ignore[union-attr]
+    fit = stats.linregress(xs, ys)
+    t = stats.t.ppf(0.5 + confidence / 2, len(xs) - 2)
+    half = float(t * fit.stderr)
+    return PauseFit(float(fit.slope), (float(fit.slope) - half, float(fit.slope) + half), float(fit.intercept),
+                    float(fit.rvalue) ** 2, len(xs), confidence, clock)
+
+
+def freeze_worker(resting: int, repeat: int = 7, seed: int = 1) -> dict[str, Any]:
+    """The worker side of ``freeze_effect``: plain data for the parent (samples in seconds, frozen count)."""
+    before, after, count = _freeze_here(resting, repeat, seed)
+    return {"before": list(before.samples), "after": list(after.samples), "warmup": before.warmup, "frozen": count}
+
+
+def _freeze_here(resting: int, repeat: int, seed: int) -> tuple[Measurement, Measurement, int]:
     book = resting_book(resting, seed)
     gc.collect()
     before = measure(gc.collect, number=1, repeat=repeat, label=f"full collection, {resting:,} resting orders")
@@ -159,6 +316,27 @@ def freeze_effect(resting: int, *, repeat: int = 5, seed: int = 1) -> tuple[Meas
     del book
     gc.collect()
     return before, after, count
+
+
+def freeze_effect(resting: int, *, repeat: int = 5, seed: int = 1, isolated: bool = True,
+                  timeout: float = 120.0) -> tuple[Measurement, Measurement, int]:
+    """Time a full collection with a book of ``resting`` orders alive, then again after ``gc.freeze()``.
+
+    Returns ``(before, after, frozen_objects)``. With ``isolated`` (the default)
+    it all happens in a fresh worker process, so "before" walks the book and the
+    interpreter, not a notebook kernel's heap, and the freeze cannot touch this
+    process. In this process (``isolated=False``) the freeze is undone before
+    returning (see ``frozen``).
+    """
+    if not isolated:
+        return _freeze_here(resting, repeat, seed)
+    got = run_isolated("edumatcher.experiments.gc_pauses:freeze_worker",
+                       {"resting": resting, "repeat": repeat, "seed": seed}, timeout=timeout)
+    before = Measurement.from_samples(got["before"], number=1, warmup=got["warmup"],
+                                      label=f"full collection, {resting:,} resting orders (fresh process)")
+    after = Measurement.from_samples(got["after"], number=1, warmup=got["warmup"],
+                                     label="the same after gc.freeze() (fresh process)")
+    return before, after, got["frozen"]
 
 
 def recorded_collections(containers: int = 50_000, *, keep_every: int = 4) -> list[tuple[int, int]]:

@@ -2,16 +2,21 @@
 
 * ``single_vs_median``: many one-pass samples of the same work; the range a
   single run could have reported, against the range of medians of five.
-* ``cold_start``: a fresh interpreter (a subprocess) times its first pass over
-  the payloads, then more passes: the first one pays for everything not yet
-  done in that process (specialising bytecode, filling caches, touching memory).
+* ``cold_start``: a fresh interpreter (a worker process, ``edumatcher.isolated``)
+  times its first pass over the payloads, then more passes: the first one pays
+  for everything not yet done in that process (specialising bytecode, filling
+  caches, touching memory). ``cold_starts`` repeats that in several fresh
+  processes and ``cold_comparison`` compares the first messages of the first
+  passes with the same messages of the later passes (``comparison.compare``).
 * ``colocated``: the same passes alone, then beside ``load.cpu_hog`` workers,
   one per core this process may use (``available_cores`` reads the CPU affinity
   and, on Linux, the cgroup CPU quota, so a Binder pod with a share of one CPU
   gets one worker, not one per host CPU).
 
 (The fourth pitfall, timing one leg instead of the whole path, is chapter 01's
-``experiments.message_path.decode_and_handle``.)
+``experiments.message_path.compare_decode_and_handle``.) Each experiment that
+concludes has its comparison (``comparison.compare``) or a ``verdict`` line of
+figures only, so what the chapter prints is worded from the data.
 
 >>> available_cores() >= 1
 True
@@ -19,24 +24,24 @@ True
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine import Engine
+from ..isolated import run_isolated
 from ..load import cpu_hog
-from ..measure import Measurement, measure_passes
-from ..workloads import SYMBOL
+from ..measure import Comparison, Measurement, compare, measure_passes
+from ..workloads import SYMBOL, steady_state
+from .message_path import encode_workload
 
 __all__ = [
-    "engine_pass", "SingleVsMedian", "single_vs_median", "ColdStart", "cold_start",
+    "engine_pass", "SingleVsMedian", "single_vs_median", "ColdStart", "cold_worker", "cold_start", "cold_starts",
+    "cold_comparison",
     "available_cores", "Colocated", "colocated",
 ]
 
@@ -89,6 +94,18 @@ class SingleVsMedian:
         """The same width for the medians of groups."""
         return self._width(self.group_medians)
 
+    @property
+    def verdict(self) -> str:
+        """One ``verdict:`` line of figures only: how far apart two single passes, and two medians, fell.
+
+        The medians of groups always lie inside the range of the single passes,
+        so "medians vary less" would be true by construction; the figures are
+        the finding: how large a difference noise alone produced here.
+        """
+        xs, meds = self.measurement.samples, self.group_medians
+        return (f"verdict: two single passes of the same work differed by up to {max(xs) / min(xs):.2f}x; "
+                f"two medians of {self.group} by up to {max(meds) / min(meds):.2f}x")
+
 
 def single_vs_median(payloads: Sequence[bytes], *, samples: int = 15, group: int = 5) -> SingleVsMedian:
     """Take ``samples`` one-pass samples of the engine over ``payloads``; group them to compare ranges."""
@@ -128,50 +145,77 @@ class ColdStart:
         return self.seconds[0] / self.warm.median
 
 
-_COLD_SCRIPT = """
-import json, sys, time
-from edumatcher.experiments.message_path import encode_workload
-from edumatcher.workloads import steady_state
-messages, passes, first_k, seed = map(int, sys.argv[1:5])
-payloads = encode_workload(steady_state(messages, seed=seed))
-from edumatcher.experiments.pitfalls import _fresh_engine
-clock = time.perf_counter
-whole, head = [], []
-for _ in range(passes):
-    handle = _fresh_engine().handle
-    start = clock()
-    for i, payload in enumerate(payloads):
-        handle(payload)
-        if i + 1 == first_k:
-            head.append(clock() - start)
-    whole.append(clock() - start)
-print(json.dumps([whole, head]))
-"""
+_CLOCKS = {"cpu": time.thread_time, "wall": time.perf_counter}
 
 
-def cold_start(messages: int = 2_000, passes: int = 6, *, first_k: int = 20, seed: int = 11,
+def cold_worker(messages: int = 2_000, passes: int = 6, first_k: int = 20, seed: int = 11,
+                clock: str = "cpu") -> list[list[float]]:
+    """The worker side of ``cold_start``: ``[whole pass seconds, first_k seconds]``, one entry per pass.
+
+    Meant for a fresh process; the payloads are encoded before the first pass,
+    and each pass uses a fresh ``Engine``. ``clock`` "cpu" (``time.thread_time``)
+    leaves out the time slices other processes take on a busy machine, which
+    would otherwise land on a few hundred microseconds at random; "wall" is
+    ``time.perf_counter``.
+    """
+    if clock not in _CLOCKS:
+        raise ValueError(f"clock must be one of {sorted(_CLOCKS)}, not {clock!r}")
+    payloads = encode_workload(steady_state(messages, seed=seed))
+    now = _CLOCKS[clock]
+    whole, head = [], []
+    for _ in range(passes):
+        handle = _fresh_engine().handle
+        start = now()
+        for i, payload in enumerate(payloads):
+            handle(payload)
+            if i + 1 == first_k:
+                head.append(now() - start)
+        whole.append(now() - start)
+    return [whole, head]
+
+
+def cold_start(messages: int = 2_000, passes: int = 6, *, first_k: int = 20, seed: int = 11, clock: str = "cpu",
                timeout: float = 60.0) -> ColdStart:
     """Run ``passes`` passes over ``steady_state(messages)`` payloads in a new interpreter; return their times.
 
     Every pass uses a fresh ``Engine``, so the difference between the first pass
     and the others is what the *process* had not done yet: specialising the
     bytecode, first-time imports and caches, untouched memory. The payloads are
-    encoded before the first pass. Raises ``RuntimeError`` with the child's error
-    output if it fails.
+    encoded before the first pass. Times are CPU time by default (see
+    ``cold_worker``). Raises ``isolated.IsolatedRunError`` with the child's
+    error output if it fails.
     """
     if passes < 6 or not 1 <= first_k <= messages:
         raise ValueError(f"need passes >= 6 (one cold, five warm) and 1 <= first_k <= messages; got {passes}, {first_k}")
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    done = subprocess.run(
-        [sys.executable, "-c", _COLD_SCRIPT, str(messages), str(passes), str(first_k), str(seed)],
-        capture_output=True, text=True, timeout=timeout, env=env, check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the cold-start child failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    whole, head = json.loads(done.stdout.strip().splitlines()[-1])
+    whole, head = run_isolated("edumatcher.experiments.pitfalls:cold_worker",
+                               {"messages": messages, "passes": passes, "first_k": first_k, "seed": seed,
+                                "clock": clock},
+                               timeout=timeout)
     return ColdStart(whole, head, messages, first_k)
+
+
+def cold_starts(messages: int = 2_000, passes: int = 6, *, first_k: int = 20, seed: int = 11, processes: int = 5,
+                clock: str = "cpu", timeout: float = 60.0) -> list[ColdStart]:
+    """``cold_start`` in ``processes`` fresh processes, one after another (pyperf's several workers)."""
+    return [cold_start(messages, passes, first_k=first_k, seed=seed, clock=clock, timeout=timeout)
+            for _ in range(processes)]
+
+
+def cold_comparison(colds: Sequence[ColdStart]) -> Comparison:
+    """The first ``first_k`` messages of each process's first pass against the same messages of its later passes.
+
+    ``a`` holds one sample per process (its cold start), ``b`` every later
+    pass of every process; ``comparison.compare`` draws the interval
+    (unpaired bootstrap), so the spread between processes is part of it.
+    """
+    if len(colds) < 2:
+        raise ValueError("need at least two processes: one cold start is one sample")
+    k = colds[0].first_k
+    cold = Measurement.from_samples([c.first_k_seconds[0] for c in colds], label=f"first {k} messages, cold process",
+                                    ops_per_call=k)
+    warm = Measurement.from_samples([x for c in colds for x in c.first_k_seconds[1:]],
+                                    label=f"the same {k} messages, later passes", ops_per_call=k)
+    return compare(cold, warm)
 
 
 def _cgroup_cpus() -> float | None:
@@ -214,6 +258,11 @@ class Colocated:
     def slowdown(self) -> float:
         """Median pass time beside the hogs over median pass time alone."""
         return self.loaded.median / self.alone.median
+
+    @property
+    def comparison(self) -> Comparison:
+        """``loaded`` against ``alone`` (``comparison.compare``: ratio of medians and its interval)."""
+        return compare(self.loaded, self.alone)
 
 
 def colocated(payloads: Sequence[bytes], *, hogs: int | None = None, repeat: int = 5, max_seconds: float = 20.0,

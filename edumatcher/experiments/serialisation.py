@@ -27,7 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from ..comparison import MIN_ROUNDS, SAMPLE_TARGET, Comparison, _sampler, compare, compare_interleaved
+from ..comparison import (
+    MIN_ROUNDS,
+    SAMPLE_TARGET,
+    TIMER_NAME,
+    Comparison,
+    calibrated_sampler,
+    compare,
+    compare_interleaved,
+)
 from ..measure import Measurement, _interleave_ids
 from ..messages import ORJSON_CODEC, STDLIB_CODEC, TopicCache
 from ..model import ORDER_TYPE_BY_VALUE, Order, OrderType
@@ -225,7 +233,7 @@ def _technique_pairs(frames: float) -> list[tuple[str, Any, Any, dict[str, Any],
     ]
 
 
-def macro_and_micro_savings(payloads: Sequence[bytes], *, budget: float = 3.0, target: float = 0.005,
+def macro_and_micro_savings(payloads: Sequence[bytes], *, budget: float = 3.0, target: float = SAMPLE_TARGET,
                             min_rounds: int = MIN_ROUNDS) -> list[Saving]:
     """Measure every technique's slow and fast form in the same rounds, and scale each saving to one order.
 
@@ -247,7 +255,7 @@ def macro_and_micro_savings(payloads: Sequence[bytes], *, budget: float = 3.0, t
     samplers = []
     for _, slow, fast, namespace, _ in pairs:
         (sample_slow, number_slow), (sample_fast, number_fast) = (
-            _sampler(stmt, setup=None, namespace=namespace, target=target) for stmt in (slow, fast))
+            calibrated_sampler(stmt, namespace=namespace, target=target) for stmt in (slow, fast))
         samplers.append((sample_slow, sample_fast, number_slow, number_fast))
     xs: list[list[float]] = [[] for _ in pairs]
     ys: list[list[float]] = [[] for _ in pairs]
@@ -266,8 +274,10 @@ def macro_and_micro_savings(payloads: Sequence[bytes], *, budget: float = 3.0, t
     out = []
     for (label, slow, fast, _, uses), (_, _, number_slow, number_fast), x, y in zip(pairs, samplers, xs, ys, strict=True):
         shared = next(_interleave_ids)
-        a = Measurement(samples=tuple(x), number=number_slow, label=slow, warmup=1, interleave_id=shared)
-        b = Measurement(samples=tuple(y), number=number_fast, label=fast, warmup=1, interleave_id=shared)
+        a = Measurement(samples=tuple(x), number=number_slow, label=slow, warmup=1, interleave_id=shared,
+                        clock=TIMER_NAME)
+        b = Measurement(samples=tuple(y), number=number_fast, label=fast, warmup=1, interleave_id=shared,
+                        clock=TIMER_NAME)
         out.append(Saving(label, a, b, uses, compare(a, b)))
     return out
 

@@ -1,5 +1,8 @@
-"""Run-to-run pictures for chapter 09: every run of every configuration, and a before/after pair.
+"""Run-to-run pictures for chapter 09: the bimodal trap run by run, every run of every configuration, a before/after pair.
 
+* ``trap_runs``: the trap's runs in order, CPU time of each, a run with a full
+  collection inside drawn as a red diamond; the control (collector off) beside
+  it on the same axis.
 * ``runs_strip``: one column per configuration, one dot per run (its throughput),
   the median as a bar across the column; a run during which a full collection
   happened is drawn as a red diamond, so the reader can see which slow runs the
@@ -15,11 +18,35 @@ import textwrap
 
 from matplotlib.figure import Figure
 
-from ..experiments.bimodal import BimodalResult
+from ..experiments.bimodal import BimodalResult, TrapRun
 from ..experiments.pitfalls import SingleVsMedian
 from ..measure import Measurement
 
-__all__ = ["runs_strip", "before_after", "single_vs_median_figure"]
+__all__ = ["trap_runs", "runs_strip", "before_after", "single_vs_median_figure"]
+
+
+def trap_runs(trap: TrapRun, control: TrapRun) -> Figure:
+    """Two panels on one y axis: each run's CPU time (ms) in order, the trap left, the control right."""
+    fig = Figure(figsize=(9.5, 3.8), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, run in zip(axes, (trap, control), strict=True):
+        plain = [(s.index, s.cpu * 1e3) for s in run.samples if not s.full]
+        full = [(s.index, s.cpu * 1e3) for s in run.samples if s.full]
+        if plain:
+            ax.scatter([i for i, _ in plain], [y for _, y in plain], s=28, color="#1565c0", zorder=3, label="run without a full collection")
+        if full:
+            ax.scatter([i for i, _ in full], [y for _, y in full], s=46, marker="D", color="#c62828", zorder=4, label="run with a full collection inside")
+        median = run.measurement().median * 1e3
+        ax.axhline(median, color="#212121", linewidth=1, linestyle="--", label=f"median of all runs {median:,.1f} ms")
+        ax.set_title("\n".join(textwrap.wrap(f"{run.label}; {run.frames:,} frames kept per run", 48)), fontsize=9)
+        ax.set_xlabel("run, in the order timed")
+        ax.legend(fontsize=8, loc="upper right")
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel("CPU time of the run (ms)")
+    top = max(s.cpu for run in (trap, control) for s in run.samples) * 1e3
+    axes[0].set_ylim(0, top * 1.5)  # headroom for the legends above the points
+    fig.suptitle(f"The same benchmark, run after run, each side in a fresh process (Python {trap.python})", fontsize=10)
+    return fig
 
 
 def runs_strip(result: BimodalResult, *, title: str = "") -> Figure:

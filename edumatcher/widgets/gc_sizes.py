@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import ipywidgets as widgets
 
-from ..experiments.gc_pauses import PauseRow, collection_pauses
+from ..experiments.gc_pauses import PAUSE_SIZES, PauseRow, collection_pauses, pause_fit
 from ..figures.gc import pause_curve
 from .figure_control import FigureControl
 
@@ -15,21 +15,21 @@ __all__ = ["PRESETS", "draw_pauses", "gc_size_explorer"]
 PRESETS: dict[str, tuple[int, ...]] = {
     "small: up to 20,000 resting": (0, 5_000, 10_000, 20_000),
     "medium: up to 40,000 resting": (0, 20_000, 40_000),
-    "large: up to 200,000 resting (about 10 s)": (0, 50_000, 100_000, 200_000),
+    "chapter: up to 200,000 resting (about 5 s)": PAUSE_SIZES,
+    "large: up to 400,000 resting (about 10 s)": (0, 100_000, 200_000, 400_000),
 }
-"""Book sizes offered, by name. Building a book of n orders and collecting it five times takes roughly n / 20,000 s."""
+"""Book sizes offered, by name; each size is built and collected in a fresh process (``collection_pauses``)."""
 
 
 def draw_pauses(sizes: Sequence[int], rows: Sequence[PauseRow] | None = None) -> tuple[object, ...]:
     """The pause curve for ``sizes`` (measured now unless ``rows`` are given) and a line of figures under it."""
     rows = list(rows) if rows is not None else collection_pauses(sizes)
-    per_object = [
-        (b.full.median - a.full.median) / (b.tracked - a.tracked) * 1e9
-        for a, b in zip(rows, rows[1:], strict=False) if b.tracked > a.tracked
-    ]
-    text = ", ".join(f"{r.resting:,} resting: {r.full.median * 1e3:,.1f} ms" for r in rows)
-    slope = f" Each extra tracked object added about {sorted(per_object)[len(per_object) // 2]:,.0f} ns (median over steps)." if per_object else ""
-    return pause_curve(rows), widgets.HTML(f"<p>Full collection, median of 5: {text}.{slope}</p>")
+    text = ", ".join(f"{r.resting:,} resting: {(r.cpu or r.full).median * 1e3:,.1f} ms" for r in rows)
+    clock = "cpu" if all(r.cpu is not None for r in rows) else "wall"
+    fit = pause_fit(rows, clock=clock) if len({r.tracked for r in rows}) >= 3 else None
+    return pause_curve(rows, fit=fit), widgets.HTML(
+        f"<p>Full collection, {'CPU' if clock == 'cpu' else 'wall'} time, median of {rows[0].full.repeat}: {text}.</p>"
+        + (f"<p>Fit: {fit.verdict.removeprefix('verdict: ')}</p>" if fit else ""))
 
 
 def gc_size_explorer(*, initial: Sequence[PauseRow] | None = None, preset: str = "medium: up to 40,000 resting") -> FigureControl:
