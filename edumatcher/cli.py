@@ -1,7 +1,7 @@
 """The ``edumatcher`` command line: a thin layer over the library.
 
 Each subcommand lives in the module that does its work and registers itself
-here: ``bench.add_bench_parser``, ``grading.cli.add_parsers`` and ``verdict_check.add_parser``. Library errors that
+here: ``bench.add_bench_parser``, ``grading.cli.add_parsers``, ``verdict_check.add_parser`` and ``versions.add_parser``. Library errors that
 are the user's mistake (``CliError``) become one ``Error: ...`` line and exit 1.
 """
 
@@ -20,7 +20,7 @@ class CliError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with every subcommand registered."""
-    from . import bench, verdict_check
+    from . import bench, verdict_check, versions
     from .grading import cli as grading_cli
 
     parser = argparse.ArgumentParser(
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_bench_parser(sub)
     grading_cli.add_parsers(sub)
     verdict_check.add_parser(sub)
+    versions.add_parser(sub)
     return parser
 
 
