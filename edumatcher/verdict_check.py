@@ -248,6 +248,29 @@ class _HogKeeper:
         self._stack.close()
 
 
+def _rearming_output_widget() -> type:
+    """nbclient's imitation of a front end's Output widget, fixed so it cannot strand a reply.
+
+    While nbclient waits on the shell socket for a cell's ``execute_reply``, its imitation
+    answers each output captured by an ``Output`` widget (``with out:``, ``interact``) with a
+    ``comm_msg`` sent on that socket through a raw shadow of it (jupyter_client's
+    ``Session.send``). The raw send can consume the socket's edge-triggered wake-up, so a reply
+    that lands just then sits unread until the cell timeout and the run goes on with no error
+    (jupyter/nbclient#312). Reading ``EVENTS`` through the asyncio socket after the send makes
+    pyzmq look again and wake the waiting poll. The course's widgets no longer capture output
+    (``edumatcher.widgets.figure_control``); this keeps any other capture from stalling a check.
+    """
+    import zmq
+    from nbclient.output_widget import OutputWidget
+
+    class RearmingOutputWidget(OutputWidget):
+        def _publish_msg(self, *args: Any, **kwargs: Any) -> None:
+            super()._publish_msg(*args, **kwargs)
+            self.kernel_client.shell_channel.socket.get(zmq.EVENTS)
+
+    return RearmingOutputWidget
+
+
 def _first_line(source: str, width: int = 60) -> str:
     line = next((s.strip() for s in source.splitlines() if s.strip()), "")
     return line if len(line) <= width else line[: width - 3] + "..."
@@ -296,6 +319,7 @@ def run_notebook(path: Path, *, timeout: int = DEFAULT_TIMEOUT_S, hog: int = 0) 
         on_cell_start=on_cell_start,
         resources={"metadata": {"path": str(path.parent.resolve())}},
     )
+    client.widget_registry["@jupyter-widgets/output"]["OutputModel"] = _rearming_output_widget()
     with keeper if keeper is not None else nullcontext():
         started = time.perf_counter()  # the notebook's time, kernel start included; not the hog's
         try:

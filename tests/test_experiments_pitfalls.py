@@ -66,7 +66,7 @@ def test_available_cores_respects_a_cgroup_quota(monkeypatch: pytest.MonkeyPatch
 
 def test_colocated_stops_its_workers() -> None:
     payloads = encode_workload(steady_state(100, seed=1))
-    result = pitfalls.colocated(payloads, hogs=1, repeat=5, max_seconds=10, settle_s=0.1)
+    result = pitfalls.colocated(payloads, hogs=1, repeat=4, blocks=2, max_seconds=10, settle_s=0.1)
     assert result.hogs == 1 and result.running_after == 1
     assert result.alone.ops_per_call == 100 and result.slowdown > 0
     assert result.comparison.a is result.loaded and result.comparison.b is result.alone

@@ -265,23 +265,54 @@ class Colocated:
         return compare(self.loaded, self.alone)
 
 
-def colocated(payloads: Sequence[bytes], *, hogs: int | None = None, repeat: int = 5, max_seconds: float = 20.0,
-              settle_s: float = 0.5) -> Colocated:
-    """Time engine passes alone, then beside ``hogs`` workers (default: ``available_cores()``).
+def colocated(payloads: Sequence[bytes], *, hogs: int | None = None, repeat: int = 9, blocks: int = 3,
+              max_seconds: float = 20.0, settle_s: float = 0.5) -> Colocated:
+    """Time engine passes alone and beside ``hogs`` workers (default: ``available_cores()``), in alternating blocks.
 
-    The workers are started, given ``settle_s`` to start spinning, and always
-    stopped when the block ends; each exits by itself after ``max_seconds``
-    whatever happens (``load.cpu_hog``).
+    ``repeat`` passes per condition are taken in ``blocks`` blocks: alone, beside
+    the hogs, alone, beside the hogs... Alternating spreads whatever else the
+    machine is doing over both conditions, instead of charging it all to
+    whichever ran first. For each block the workers are started, given
+    ``settle_s`` to start spinning, and always stopped when the block ends; each
+    exits by itself after ``max_seconds`` whatever happens (``load.cpu_hog``).
+    Both measurements are wall time: what the engine's clients would wait.
     """
     n = hogs if hogs is not None else available_cores()
-    alone = engine_pass(payloads, repeat=repeat, label="alone")
-    with cpu_hog(n, max_seconds=max_seconds) as hog:
-        deadline = time.monotonic() + 10.0
-        while hog.alive() < n and time.monotonic() < deadline:  # spawned interpreters take a moment to start
-            time.sleep(0.05)
-        time.sleep(settle_s)
-        if hog.alive() < n:
-            raise RuntimeError(f"only {hog.alive()} of {n} CPU hog workers are running; the comparison would be meaningless")
-        loaded = engine_pass(payloads, repeat=repeat, label=f"beside {n} CPU hog process{'es' if n > 1 else ''}")
-        running = hog.alive()
-    return Colocated(alone, loaded, n, running)
+    if blocks < 1 or repeat < blocks:
+        raise ValueError(f"need 1 <= blocks <= repeat, not blocks={blocks}, repeat={repeat}")
+    per_block = [repeat // blocks + (1 if i < repeat % blocks else 0) for i in range(blocks)]
+    alone: list[float] = []
+    loaded: list[float] = []
+    running = n
+    _timed_passes(payloads, 1)  # warm-up, untimed
+    for count in per_block:
+        alone += _timed_passes(payloads, count)
+        with cpu_hog(n, max_seconds=max_seconds) as hog:
+            deadline = time.monotonic() + 10.0
+            while hog.alive() < n and time.monotonic() < deadline:  # spawned interpreters take a moment to start
+                time.sleep(0.05)
+            time.sleep(settle_s)
+            if hog.alive() < n:
+                raise RuntimeError(f"only {hog.alive()} of {n} CPU hog workers are running; "
+                                   "the comparison would be meaningless")
+            loaded += _timed_passes(payloads, count)
+            running = min(running, hog.alive())
+    ops = len(payloads)
+    return Colocated(
+        Measurement.from_samples(alone, label="alone", ops_per_call=ops, warmup=1),
+        Measurement.from_samples(loaded, label=f"beside {n} CPU hog process{'es' if n > 1 else ''}",
+                                 ops_per_call=ops, warmup=1),
+        n, running,
+    )
+
+
+def _timed_passes(payloads: Sequence[bytes], count: int) -> list[float]:
+    """Wall time of ``count`` passes of ``Engine.handle`` over every payload, a fresh engine each (built untimed)."""
+    out = []
+    for _ in range(count):
+        engine = _fresh_engine()
+        start = time.perf_counter()
+        _handle_all(engine, payloads)
+        out.append(time.perf_counter() - start)
+        del engine
+    return out

@@ -5,6 +5,18 @@ control's value changes, it calls ``draw(**values)`` and shows what that returns
 (a Figure, or several things to display in order) in the output. It draws once
 when it is created, so a notebook run by nobody (nbval, a static render) still
 shows the default picture.
+
+The drawing is put into the output by setting ``Output.outputs`` (one state
+update that replaces the old picture), never by capturing ``display()`` calls
+with ``with output:``. Capturing is what made headless runs stall: nbclient
+imitates a front end's Output widget by answering every captured output with a
+``comm_msg`` it sends on the shell socket while it is waiting on that same
+socket for the cell's ``execute_reply``. jupyter_client sends through a raw
+(non-asyncio) shadow of the socket, and that send can consume the socket's
+edge-triggered wake-up, so a reply that arrives just then sits unread until the
+cell timeout expires, and the run then goes on as if nothing had happened
+(jupyter/nbclient#312; about 1 run in 20 for chapter 05's widget on a busy
+2-CPU machine). With no capture there is nothing to imitate and nothing is sent.
 """
 
 from __future__ import annotations
@@ -13,9 +25,22 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import ipywidgets as widgets
-from IPython.display import display
+from IPython import get_ipython
+from IPython.core.formatters import DisplayFormatter
 
-__all__ = ["FigureControl"]
+__all__ = ["FigureControl", "as_display_data"]
+
+
+def as_display_data(item: Any) -> dict[str, Any]:
+    """``item`` as a ``display_data`` output, formatted as ``display(item)`` would format it.
+
+    Inside IPython the shell's own formatter is used (so ``%matplotlib inline`` figures
+    become PNGs); elsewhere a plain ``DisplayFormatter`` (text and ``_repr_*_`` methods).
+    """
+    shell = get_ipython()
+    formatter = shell.display_formatter if shell is not None else DisplayFormatter()
+    data, metadata = formatter.format(item)
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
 
 
 class FigureControl(widgets.VBox):
@@ -48,8 +73,7 @@ class FigureControl(widgets.VBox):
         """Call ``draw`` with the current values and show the result; return it as a tuple."""
         result = self._draw(**self.values())
         self.last = result if isinstance(result, tuple) else (result,)
-        self.output.clear_output(wait=True)
-        with self.output:
-            for item in self.last:
-                display(item)
+        # One assignment replaces the picture (no flicker, no clear_output) and captures nothing:
+        # see the module docstring for why capturing with ``with self.output:`` is avoided.
+        self.output.outputs = tuple(as_display_data(item) for item in self.last if item is not None)
         return self.last
