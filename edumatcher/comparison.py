@@ -1,7 +1,7 @@
 """A comparison a student can trust: interleaved samples, a ratio with its confidence interval.
 
 The question is always "how much slower is A than B, on this interpreter, on this
-machine, today?", and the answer must not change when the cell runs again. Three
+machine, today?", and the *verdict* must not change when the cell runs again. These
 choices make it so.
 
 1. **Interleaved rounds.** A round takes one sample of A and one of B, in
@@ -36,6 +36,17 @@ The verdict is worded from the interval, and has one of four outcomes:
   to run. Effects smaller than the band are not what a chapter teaches.
 * ``undetermined``: the interval spans 1 and reaches outside the band: "no
   difference detectable at this noise: the CI spans 1.0 (0.93–1.08)".
+
+What the interval covers: the noise *within this run*, sample to sample. A rerun in
+a fresh process can land a few percent outside it, because some things are fixed
+for a whole process (the calibrated call count, where objects sit in memory, the
+string hash seed); an expert rerun of chapter 03 saw ratios move by up to 10 %.
+That is why verdicts are worded by category (slower, faster, same, undetermined),
+which holds from run to run, and the ratio is printed as this run's estimate. A
+statement is timed inside a ``for`` loop, as ``timeit`` does, and the loop's own
+few nanoseconds per iteration are in both medians: for statements of tens of
+nanoseconds that pulls the ratio towards 1, so the difference between the
+operations themselves is, if anything, larger than printed.
 
 ``tests/test_comparison.py`` proves the rule on synthetic timings with a known
 answer: a 10 % gap with 5 % of samples disturbed is found in at least 95 % of
@@ -99,8 +110,8 @@ BUDGET = 2.5
 SAMPLE_TARGET = 0.0005
 """Seconds one calibrated sample should last: half a millisecond, shorter than a scheduler time slice.
 
-A sample is wall time. On a machine where other processes want the CPU, the
-scheduler takes it away from us for a few milliseconds at a time; a sample that
+On a machine where other processes want the CPU, the scheduler takes it away from
+us for a few milliseconds at a time; a wall-time sample that
 lasts longer than a time slice is almost always cut at least once, by an amount
 that has nothing to do with the code, so even the median is inflated (measured
 here beside two CPU hogs: 10 ms samples gave 300-700 ns for a 30 ns dict lookup
@@ -275,7 +286,7 @@ class Comparison:
         else:
             how = f"{self.a.repeat} and {self.b.repeat} samples, " + ("paired" if self.paired else "taken apart")
         return (f"{how}; {self.a.clock}; bootstrap over {'rounds' if self.paired else 'samples'} "
-                f"({RESAMPLES:,} resamples)")
+                f"({RESAMPLES:,} resamples): the CI covers this run's noise, a rerun may differ by a few %")
 
     def _rows(self) -> list[tuple[str, str, str, str, str]]:
         return [

@@ -113,7 +113,7 @@ def test_ratio_verdict_is_true_whatever_the_numbers() -> None:
 
 def test_timing_table_labels_every_row_with_its_source() -> None:
     table = timing_table([Quoted("a", "1 ns"), _m(2e-9, "a here")])
-    assert table.rows[0][1] == QUOTED_000 and table.rows[1][1] == measured_here()
+    assert table.rows[0][1] == QUOTED_000 and table.rows[1][1] == f"{measured_here()} (wall time)"
     assert "a here" in str(table) and "font-style:italic" in table._repr_html_()
     with pytest.raises(ValueError):
         side_by_side(["a", "b"], [["only one"]])

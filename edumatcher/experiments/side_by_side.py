@@ -87,8 +87,10 @@ class Quoted:
 def timing_table(items: Sequence[Quoted | Measurement], note: str = "") -> SideBySide:
     """One table of quoted figures and measurements, in the given order, with a ``source`` column.
 
-    A measurement's row shows its median, min-max range and spread; a quoted row
-    shows the value as the seed printed it and a dash for what the seed did not give.
+    A measurement's row shows its median, min-max range and spread, and names its
+    clock in the source column (a comparison's samples are the thread's CPU time,
+    the seed's figures wall time); a quoted row shows the value as the seed
+    printed it and a dash for what the seed did not give.
 
     >>> m = Measurement.from_samples([1e-6] * 5, label="x")
     >>> [row[1].split(",")[0] for row in timing_table([Quoted("x", "2 µs"), m]).rows]
@@ -102,7 +104,7 @@ def timing_table(items: Sequence[Quoted | Measurement], note: str = "") -> SideB
         else:
             per = item.ops_per_call
             rows.append((
-                item.label, here, format_seconds(item.median / per),
+                item.label, f"{here} ({item.clock})", format_seconds(item.median / per),
                 f"{format_seconds(item.min / per)} – {format_seconds(item.max / per)}", f"{item.spread * 100:.1f} %",
             ))
     return side_by_side(["what", "source", "median (quoted: as printed)", "min – max", "spread"], rows, note)
