@@ -148,7 +148,10 @@ def load_average() -> str:
         one, _, _ = os.getloadavg()
     except (AttributeError, OSError):
         return "not reported on this platform"
-    return f"{one:.2f} on {os.cpu_count()} CPUs (above the CPU count, processes wait for a CPU, this one included)"
+    cpus = os.cpu_count() or 1
+    busy = ("above the CPU count: processes wait for a CPU, this one included" if one > cpus
+            else "at or below the CPU count")
+    return f"{one:.2f} on {cpus} CPUs ({busy})"
 
 
 def sweep(n: int, *, seed: int = 1, loads: tuple[float, ...] = LOADS, passes: int = 3, arrivals: str = "poisson") -> Sweep:
