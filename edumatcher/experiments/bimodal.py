@@ -14,8 +14,8 @@ kept every published frame, and the cyclic collector had to walk that heap.
    as a benchmark keeps its results). Each run is timed on the CPU clock
    (``time.thread_time``) and wall clock, and a ``GcMonitor`` on
    ``gc.callbacks`` counts the collections of each generation inside it.
-3. CPython starts a full (generation 2) collection once enough young
-   collections have run *and* the objects promoted to the oldest generation
+3. CPython 3.10-3.13 starts a full (generation 2) collection once generation 1
+   has been collected 10 times (the third threshold) *and* the objects promoted
    since the last full one exceed a quarter of those already there. Each run
    promotes most of its ``frames`` lists before it ends, so every third or
    fourth run crosses that line and pays for walking the whole retained heap:
