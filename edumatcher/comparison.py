@@ -40,7 +40,8 @@ The verdict is worded from the interval, and has one of four outcomes:
 What the interval covers: the noise *within this run*, sample to sample. A rerun in
 a fresh process can land a few percent outside it, because some things are fixed
 for a whole process (the calibrated call count, where objects sit in memory, the
-string hash seed); an expert rerun of chapter 03 saw ratios move by up to 10 %.
+string hash seed): when this was written (CPython 3.11.7, a 2-CPU VM), reruns of
+chapter 03 in fresh processes moved its ratios by up to 10 %.
 That is why verdicts are worded by category (slower, faster, same, undetermined),
 which holds from run to run, and the ratio is printed as this run's estimate. A
 statement is timed inside a ``for`` loop, as ``timeit`` does, and the loop's own
@@ -53,16 +54,17 @@ answer: a 10 % gap with 5 % of samples disturbed is found in at least 95 % of
 trials, and two identical samplers are found "same" or "undetermined" in at least
 95 % of trials.
 
->>> import random
->>> rng = random.Random(7)
+>>> import itertools, random
+>>> rng, ticks = random.Random(7), itertools.count()
 >>> c = compare_sampled(lambda: rng.gauss(2.0, 0.02), lambda: rng.gauss(1.0, 0.01),
-...                     labels=("slow", "fast"), clock=_FakeClock(), budget=1.0)
+...                     labels=("slow", "fast"), clock=lambda: next(ticks) * 0.01, budget=1.0)
 >>> c.outcome, round(c.ratio, 1)
 ('slower', 2.0)
 """
 
 from __future__ import annotations
 
+import functools
 import gc as _gc
 import html
 import inspect
@@ -74,7 +76,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from .measure import (
     Measurement,
@@ -114,8 +115,9 @@ On a machine where other processes want the CPU, the scheduler takes it away fro
 us for a few milliseconds at a time; a wall-time sample that
 lasts longer than a time slice is almost always cut at least once, by an amount
 that has nothing to do with the code, so even the median is inflated (measured
-here beside two CPU hogs: 10 ms samples gave 300-700 ns for a 30 ns dict lookup
-and put the verdict on either side). A 0.5 ms sample usually runs whole between
+when this was written, CPython 3.11.7 on a 2-CPU AMD EPYC VM beside two CPU hogs:
+10 ms samples gave 300-700 ns for a 30 ns dict lookup and put the verdict on
+either side). A 0.5 ms sample usually runs whole between
 two preemptions, and the median picks those clean samples out.
 """
 
@@ -155,22 +157,26 @@ _SEED = 20_261_201
 """Fixed seed for the bootstrap, so the same samples always give the same interval."""
 
 
-class _FakeClock:
-    """A clock that advances 10 ms per reading: lets examples and tests spend a budget without waiting."""
-
-    def __init__(self, step: float = 0.01) -> None:
-        self.now, self.step = 0.0, step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
-
-
 # --------------------------------------------------------------------------- the interval
 
 
 def _median_ratio(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.median(a, axis=axis) / np.median(b, axis=axis)
+
+
+@functools.lru_cache(maxsize=1)
+def _bootstrap() -> tuple[Callable[..., Any], str]:
+    """``scipy.stats.bootstrap`` and the name of its generator argument, imported on first use.
+
+    SciPy costs about a second to import; every command of the CLI imports this
+    module, and only comparisons need it. The comparisons call this before their
+    clock starts, so the import is never charged to a time budget. SciPy 1.15
+    renamed the generator argument (SPEC 7); older releases only know random_state.
+    """
+    from scipy import stats
+
+    seed_arg = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
+    return stats.bootstrap, seed_arg
 
 
 def ratio_interval(
@@ -194,10 +200,10 @@ def ratio_interval(
     if np.ptp(xa) == 0 and np.ptp(xb) == 0:  # nothing to resample: the interval is the point
         point = float(_median_ratio(xa, xb))
         return point, point
-    # SciPy 1.15 renamed the generator argument (SPEC 7); older releases only know random_state.
-    seed_arg = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
-    result = stats.bootstrap(
-        (xa, xb), _median_ratio, paired=paired, vectorized=True, n_resamples=RESAMPLES,
+    bootstrap, seed_arg = _bootstrap()
+    # batch bounds the resamples held at once (batch x n floats), whatever the sample count.
+    result = bootstrap(
+        (xa, xb), _median_ratio, paired=paired, vectorized=True, n_resamples=RESAMPLES, batch=200,
         confidence_level=confidence, method="percentile", **{seed_arg: np.random.default_rng(_SEED)},
     )
     low, high = result.confidence_interval
@@ -387,6 +393,7 @@ def compare_sampled(
         raise ValueError(f"need 2 <= min_rounds <= max_rounds, not {min_rounds} and {max_rounds}")
     if budget <= 0 or precision <= 0:
         raise ValueError(f"budget and precision must be positive, not {budget!r} and {precision!r}")
+    _bootstrap()  # import SciPy now, not inside the budget
     started = clock() if started is None else started
     xs: list[float] = []
     ys: list[float] = []
@@ -476,6 +483,7 @@ def compare_interleaved(
     """
     namespace = {} if globals is None else globals
     timer = TIMER if timer is None else timer
+    _bootstrap()  # import SciPy before the budget's clock starts
     with collector(gc):
         started = time.perf_counter()
         sample_a, number_a = calibrated_sampler(a, setup=setup, namespace=namespace, target=target, timer=timer)
@@ -527,6 +535,7 @@ def compare_passes(
         return sample
 
     sample_a, sample_b = sampler(pass_a), sampler(pass_b)
+    _bootstrap()  # import SciPy before the budget's clock starts
     with collector(gc):
         started = time.perf_counter()
         for _ in range(warmup):
@@ -543,8 +552,6 @@ def compare_passes(
 
 
 def _clock_name(timer: Callable[[], float]) -> str:
-    if timer is time.thread_time:
-        return "thread CPU time"
-    if timer is time.perf_counter:
-        return "wall time"
-    return getattr(timer, "__name__", "custom clock")
+    if timer is TIMER:
+        return TIMER_NAME
+    return "wall time" if timer is time.perf_counter else getattr(timer, "__name__", "custom clock")

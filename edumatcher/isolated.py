@@ -34,6 +34,7 @@ import importlib
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,10 +42,13 @@ from typing import Any
 
 import orjson
 
+from .process_groups import signal_group
+
 __all__ = ["IsolatedRunError", "run_isolated", "run_workers", "echo", "fail", "sleep"]
 
 _ROOT = str(Path(__file__).resolve().parents[1])
 _STDERR_TAIL = 2_000  # characters of the child's error output quoted in an IsolatedRunError
+_RESULT_LIMIT = 100_000_000  # bytes of a result read back; the course's results are kilobytes
 
 
 class IsolatedRunError(RuntimeError):
@@ -85,21 +89,39 @@ def run_isolated(target: str, kwargs: Mapping[str, Any] | None = None, *, timeou
     """
     _split_target(target)
     request = orjson.dumps({"target": target, "kwargs": dict(kwargs or {})})
+    # The child's output goes to files, not pipes: only the result and the tail of its error
+    # output are read back, so a chatty target cannot fill this process's memory. It runs in a
+    # session of its own, so on a timeout everything it started is killed with it.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "edumatcher.isolated"], stdin=subprocess.PIPE, stdout=out,
+                                stderr=err, env=_child_env(), start_new_session=True)
+        try:
+            proc.communicate(request, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            signal_group(proc.pid)
+            proc.wait()
+            raise IsolatedRunError(f"{target} did not finish within {timeout:g} s; the worker was killed",
+                                   _tail(err)) from None
+        finally:
+            signal_group(proc.pid)  # anything the target left running in its session
+        stderr = _tail(err)
+        if proc.returncode != 0:
+            raise IsolatedRunError(f"{target} failed in its worker process (exit code {proc.returncode})", stderr)
+        out.seek(0)
+        result = out.read(_RESULT_LIMIT + 1)
+    if len(result) > _RESULT_LIMIT:
+        raise IsolatedRunError(f"{target}'s result is over {_RESULT_LIMIT:,} bytes; return a summary", stderr)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "edumatcher.isolated"], input=request, capture_output=True,
-            timeout=timeout, env=_child_env(), check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        tail = (exc.stderr or b"").decode("utf-8", "replace")[-_STDERR_TAIL:]
-        raise IsolatedRunError(f"{target} did not finish within {timeout:g} s; the worker was killed", tail) from None
-    stderr = done.stderr.decode("utf-8", "replace")[-_STDERR_TAIL:]
-    if done.returncode != 0:
-        raise IsolatedRunError(f"{target} failed in its worker process (exit code {done.returncode})", stderr)
-    try:
-        return orjson.loads(done.stdout)
+        return orjson.loads(result)
     except orjson.JSONDecodeError:
         raise IsolatedRunError(f"{target}'s worker printed no JSON result", stderr) from None
+
+
+def _tail(file: Any) -> str:
+    """The last ``_STDERR_TAIL`` characters written to ``file`` (a binary temporary file)."""
+    size = file.seek(0, os.SEEK_END)
+    file.seek(max(0, size - 4 * _STDERR_TAIL))
+    return file.read().decode("utf-8", "replace")[-_STDERR_TAIL:]
 
 
 def run_workers(target: str, kwargs: Mapping[str, Any] | None = None, *, processes: int = 3,

@@ -43,6 +43,7 @@ import math
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,12 +52,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from .measure import InterpreterInfo, Measurement, _align, format_rate, format_seconds, machine
 
-from .comparison import Comparison
-from .measure import InterpreterInfo, Measurement, format_rate, format_seconds, machine
+if TYPE_CHECKING:
+    from .comparison import Comparison
 
 __all__ = [
     "MIN_VERSION", "SUITE", "QUOTED_SOURCE", "FigureSpec", "SPECS", "Found", "Skipped", "Discovery", "Candidate",
@@ -78,6 +79,15 @@ DEFAULT_BUDGET = 1.0
 
 QUICK_BUDGET = 0.2
 """Seconds per comparison with ``--quick`` (and smaller collector and book sizes)."""
+
+PROBE_LIMIT = 65_536
+"""Characters of a probed interpreter's output read back (its answer is one short line)."""
+
+LINE_LIMIT = 1_000
+"""Characters of one progress line read from a suite child at a time."""
+
+RESULT_LIMIT = 50_000_000
+"""Characters of a suite child's JSON result read back; a real one is well under a megabyte."""
 
 QUOTED_SOURCE = "quoted, seed 000, CPython 3.14.10"
 """Header of the quoted column: seed 000's chapter measured on CPython 3.14.10, x86-64 Linux."""
@@ -251,7 +261,8 @@ def candidates(
 
     path_env = os.environ.get("PATH", "") if path_env is None else path_env
     for folder in path_env.split(os.pathsep):
-        if not folder:
+        if not folder or not os.path.isabs(folder):
+            # A relative entry ("." or "bin") would run whatever python3.N sits in the current folder.
             continue
         names = _versioned_in(folder)
         if names and os.path.basename(os.path.normpath(folder)) == "shims":
@@ -274,19 +285,27 @@ def probe(path: str, *, timeout: float = 20.0) -> dict[str, Any]:
 
     Raises ``RuntimeError`` with a one-line reason if it does not run or answers nonsense.
     """
+    # Whatever sits on PATH under a python3.N name is run here: its output goes to files and only
+    # the first PROBE_LIMIT characters are read back, so a binary that floods its output cannot
+    # fill this process's memory before the timeout ends it.
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as out, \
+            tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
+        try:
+            returncode = subprocess.run([path, "-c", _PROBE], stdout=out, stderr=err, timeout=timeout,
+                                        env=_child_env()).returncode
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RuntimeError(f"does not run ({type(exc).__name__}: {exc})") from None
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(PROBE_LIMIT), err.read(PROBE_LIMIT)
+    if returncode != 0:
+        raise RuntimeError(f"exit {returncode}: {_last_line(stderr) or 'no error message'}")
     try:
-        done = subprocess.run([path, "-c", _PROBE], capture_output=True, text=True, timeout=timeout,
-                              env=_child_env())
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RuntimeError(f"does not run ({type(exc).__name__}: {exc})") from None
-    if done.returncode != 0:
-        raise RuntimeError(f"exit {done.returncode}: {_last_line(done.stderr) or 'no error message'}")
-    try:
-        info = json.loads(done.stdout.strip().splitlines()[-1])
+        info = json.loads(stdout.strip().splitlines()[-1])
         return {"version": [int(v) for v in info["version"]], "implementation": str(info["implementation"]),
                 "executable": str(info["executable"] or path)}
     except (ValueError, KeyError, IndexError, TypeError):
-        raise RuntimeError(f"answered {done.stdout.strip()[:80]!r}, not its version") from None
+        raise RuntimeError(f"answered {stdout.strip()[:80]!r}, not its version") from None
 
 
 def discover(
@@ -395,7 +414,9 @@ def run_one(
 
         def pump() -> None:
             assert proc.stderr is not None
-            for line in proc.stderr:
+            # readline(n) keeps one endless line from growing without bound; the rest of it comes
+            # back as further pieces, each also bounded.
+            while line := proc.stderr.readline(LINE_LIMIT):
                 tail.append(line.rstrip())
                 del tail[:-20]
                 if on_line is not None and line.strip():
@@ -418,7 +439,10 @@ def run_one(
             run.error = f"exit {code}: {_last_line(chr(10).join(tail)) or 'no error message'}"
             return run
         out.seek(0)
-        text = out.read()
+        text = out.read(RESULT_LIMIT + 1)
+    if len(text) > RESULT_LIMIT:
+        run.error = f"printed more than {RESULT_LIMIT:,} characters; a suite result is far smaller"
+        return run
     try:
         result = json.loads(text)
         if not isinstance(result, dict) or "figures" not in result:
@@ -467,6 +491,8 @@ def ratio_of(figure: dict[str, Any], info: InterpreterInfo | None = None) -> Com
         extra["interpreter"] = info
     a = Measurement.from_samples(figure["a"], label=labels[0], number=numbers[0], **extra)
     b = Measurement.from_samples(figure["b"], label=labels[1], number=numbers[1], **extra)
+    from .comparison import Comparison  # numpy and SciPy load only when a report is analysed, not for --help
+
     return Comparison(a, b, paired=True, rounds=len(figure["a"]), stop_reason=figure.get("stop_reason", ""))
 
 
@@ -519,12 +545,14 @@ def analyse(runs: Sequence[SuiteRun], skipped: Sequence[Skipped] = (), *, budget
 
 def _spread(samples: Sequence[float]) -> float:
     """Half the interquartile range over the median: robust to the odd disturbed sample."""
-    q1, med, q3 = np.percentile(samples, [25, 50, 75])
-    return float((q3 - q1) / 2 / med) if med else 0.0
+    if len(samples) < 2:
+        return 0.0
+    q1, med, q3 = statistics.quantiles(samples, n=4, method="inclusive")  # numpy's default (linear) quartiles
+    return (q3 - q1) / 2 / med if med else 0.0
 
 
 def _time_cell(samples: Sequence[float]) -> str:
-    return f"{format_seconds(float(np.median(samples)))} ±{_spread(samples) * 100:.0f} %"
+    return f"{format_seconds(statistics.median(samples))} ±{_spread(samples) * 100:.0f} %"
 
 
 def _num(x: float) -> str:
@@ -556,7 +584,7 @@ def _cells(report: Report, run: SuiteRun, spec: FigureSpec) -> list[str]:
     if kind == "samples":
         return [f"{_time_cell(fig['samples'])} (n={len(fig['samples'])})"]
     if kind == "passes":
-        per_pass = float(np.median(fig["samples"]))
+        per_pass = statistics.median(fig["samples"])
         return [f"{format_rate(fig['ops'] / per_pass)} ±{_spread(fig['samples']) * 100:.0f} %"]
     return ["?"] + [""] * (rows - 1)
 
@@ -576,12 +604,6 @@ def _quoted_cells(spec: FigureSpec, quick: bool = False) -> list[str]:
     if rows == 3:
         cells[2] = _num(spec.quoted_ratio) if spec.quoted_ratio is not None else ""
     return [c or "—" for c in cells]
-
-
-def _align(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
-            for r in rows]
 
 
 def render_table(report: Report) -> str:

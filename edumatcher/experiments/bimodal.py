@@ -124,11 +124,13 @@ class TrapRun:
     def measurement(self, clock: str = "cpu") -> Measurement:
         """All runs as one ``Measurement`` (seconds per run; ``clock`` "cpu" or "wall")."""
         return Measurement.from_samples([getattr(s, clock) for s in self.samples], label=self.label,
-                                        gc_enabled=self.collector, ops_per_call=self.frames)
+                                        gc_enabled=self.collector, ops_per_call=self.frames,
+                                        clock="thread CPU time" if clock == "cpu" else "wall time")
 
     def _group(self, full: bool, label: str) -> Measurement | None:
         xs = [s.cpu for s in self.samples if s.full == full]
-        return Measurement.from_samples(xs, label=label, ops_per_call=self.frames) if xs else None
+        return (Measurement.from_samples(xs, label=label, ops_per_call=self.frames, clock="thread CPU time")
+                if xs else None)
 
     @property
     def with_full(self) -> Measurement | None:
@@ -173,6 +175,8 @@ def trap_worker(retained: int = 800_000, frames: int = 70_000, samples: int = 20
     """
     import sys
 
+    if frames < 1 or samples < 1:
+        raise ValueError(f"need frames >= 1 and samples >= 1, not {frames} and {samples}")
     batch = [(b"trade.executed", b"%d" % i) for i in range(frames)]  # what one run publishes
     session = MultipartKeepingSink()  # the session-long mock socket: every frame of earlier runs
     while len(session) < retained:

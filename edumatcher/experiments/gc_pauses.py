@@ -220,7 +220,8 @@ def collection_pauses(sizes: Sequence[int], *, repeat: int = 7, seed: int = 1, o
             n, got["tracked"],
             Measurement.from_samples(got["wall"], number=1, warmup=1, label=f"full collection, {what}{where}"),
             objects,
-            Measurement.from_samples(got["cpu"], number=1, warmup=1, label=f"CPU time of it, {what}{where}"),
+            Measurement.from_samples(got["cpu"], number=1, warmup=1, label=f"CPU time of it, {what}{where}",
+                                     clock="thread CPU time"),
         ))
     gc.collect()
     return rows

@@ -315,8 +315,10 @@ def tail_verdicts(default: TailRun, policy: TailRun, resizes: list[DictResize]) 
         lines.append(
             f"verdict: here the freeze touched {100 * k / n:.1f} % of a {seconds:.1f}-s stream (response p99 "
             f"{p['response p99'] / 1e3:,.1f} ms); once a day at {policy.run.offered_rate:,.0f} msg/s it would touch "
-            f"{100 * k / day:.5f} % of {day:,.0f} messages, far below the 1 % that p99 ignores: a day's p99 would never "
-            "show it, and the max always does.")
+            f"{100 * k / day:.5f} % of {day:,.0f} messages, "
+            + ("under the 1 % that p99 ignores: a day's p99 would not show it, and the max always does."
+               if k / day < 0.01 else
+               "at least the 1 % that p99 ignores: even a day's p99 would show it."))
         young = sorted(policy.between_ns[1:])  # the first collection between messages was the freeze's own
         if young:
             lines.append(
@@ -329,7 +331,7 @@ def tail_verdicts(default: TailRun, policy: TailRun, resizes: list[DictResize]) 
     lines.append(
         f"verdict: collections fell inside {in_default:,} of {n:,} messages with the default collector and {in_policy:,} with "
         f"GcPolicy ({share:.2f} % at most), "
-        + ("under 1 % either way, so collections inside messages cannot move a service-time p99; the two p99s "
+        + ("under 1 % either way, so no message slowed by a collection can itself be the service-time p99; the two p99s "
            f"here ({d['p99']:,.1f} vs {p['p99']:,.1f} µs) come from one run each, not interleaved, so this run "
            "cannot attribute their gap to anything: compare the max, p99.9 and response time instead."
            if share < 1 else

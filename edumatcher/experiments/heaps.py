@@ -108,6 +108,8 @@ def _book_batches(n: int, seed: int, batch: int) -> Callable[[], tuple[OrderBook
     ids = list(by_id)
     random.Random(seed).shuffle(ids)
     batches = [ids[i:i + batch] for i in range(0, len(ids) - batch + 1, batch)]
+    if not batches:
+        raise ValueError(f"a book of {len(ids):,} orders holds no batch of {batch:,} cancels")
     turn = itertools.count()
     handed: list[str] = []
 

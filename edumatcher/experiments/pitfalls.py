@@ -122,17 +122,19 @@ class ColdStart:
     first_k_seconds: list[float]
     messages: int
     first_k: int
+    clock: str = "thread CPU time"  # what the worker timed with (``CLOCK_NAMES``)
 
     @property
     def warm(self) -> Measurement:
         """The later whole passes as a measurement (seconds per pass, ``ops_per_call`` = messages)."""
-        return Measurement.from_samples(self.seconds[1:], label="whole pass, 2nd onwards", ops_per_call=self.messages)
+        return Measurement.from_samples(self.seconds[1:], label="whole pass, 2nd onwards", ops_per_call=self.messages,
+                                        clock=self.clock)
 
     @property
     def warm_first_k(self) -> Measurement:
         """The first ``first_k`` messages of the later passes, as a measurement."""
         return Measurement.from_samples(self.first_k_seconds[1:], label=f"first {self.first_k} messages, 2nd pass onwards",
-                                        ops_per_call=self.first_k)
+                                        ops_per_call=self.first_k, clock=self.clock)
 
     @property
     def cold_ratio(self) -> float:
@@ -146,6 +148,8 @@ class ColdStart:
 
 
 _CLOCKS = {"cpu": time.thread_time, "wall": time.perf_counter}
+CLOCK_NAMES = {"cpu": "thread CPU time", "wall": "wall time"}
+"""How each ``clock`` choice is named on a ``Measurement``."""
 
 
 def cold_worker(messages: int = 2_000, passes: int = 6, first_k: int = 20, seed: int = 11,
@@ -191,7 +195,7 @@ def cold_start(messages: int = 2_000, passes: int = 6, *, first_k: int = 20, see
                                {"messages": messages, "passes": passes, "first_k": first_k, "seed": seed,
                                 "clock": clock},
                                timeout=timeout)
-    return ColdStart(whole, head, messages, first_k)
+    return ColdStart(whole, head, messages, first_k, CLOCK_NAMES[clock])
 
 
 def cold_starts(messages: int = 2_000, passes: int = 6, *, first_k: int = 20, seed: int = 11, processes: int = 5,
@@ -212,9 +216,9 @@ def cold_comparison(colds: Sequence[ColdStart]) -> Comparison:
         raise ValueError("need at least two processes: one cold start is one sample")
     k = colds[0].first_k
     cold = Measurement.from_samples([c.first_k_seconds[0] for c in colds], label=f"first {k} messages, cold process",
-                                    ops_per_call=k)
+                                    ops_per_call=k, clock=colds[0].clock)
     warm = Measurement.from_samples([x for c in colds for x in c.first_k_seconds[1:]],
-                                    label=f"the same {k} messages, later passes", ops_per_call=k)
+                                    label=f"the same {k} messages, later passes", ops_per_call=k, clock=colds[0].clock)
     return compare(cold, warm)
 
 

@@ -150,12 +150,14 @@ def _namespace() -> dict[str, Any]:
 def _as_data(c: Comparison) -> dict[str, Any]:
     """What the parent needs to rebuild ``c``: plain lists and numbers (JSON)."""
     return {"labels": list(c.names), "a": list(c.a.samples), "b": list(c.b.samples), "number_a": c.a.number,
-            "number_b": c.b.number, "rounds": c.rounds, "stop_reason": c.stop_reason, "gc_enabled": c.a.gc_enabled}
+            "number_b": c.b.number, "rounds": c.rounds, "stop_reason": c.stop_reason, "gc_enabled": c.a.gc_enabled,
+            "clock": c.a.clock}
 
 
 def _from_data(data: dict[str, Any], where: str) -> Comparison:
     """Rebuild a paired ``Comparison`` from ``_as_data``; ``where`` is appended to both labels."""
-    shared = {"warmup": 1, "gc_enabled": data["gc_enabled"], "interleave_id": next(_interleave_ids)}
+    shared = {"warmup": 1, "gc_enabled": data["gc_enabled"], "interleave_id": next(_interleave_ids),
+              "clock": data.get("clock", "wall time")}
     a = Measurement.from_samples(data["a"], number=data["number_a"], label=data["labels"][0] + where, **shared)
     b = Measurement.from_samples(data["b"], number=data["number_b"], label=data["labels"][1] + where, **shared)
     return Comparison(a, b, paired=True, rounds=data["rounds"], stop_reason=data["stop_reason"])

@@ -17,8 +17,8 @@ True
 
 from __future__ import annotations
 
-import inspect
 import os
+import random
 import time
 import uuid
 from collections.abc import Sequence
@@ -28,10 +28,13 @@ from typing import Any
 import numpy as np
 
 from ..comparison import (
+    CONFIDENCE,
     MIN_ROUNDS,
+    RESAMPLES,
     SAMPLE_TARGET,
     TIMER_NAME,
     Comparison,
+    _bootstrap,
     calibrated_sampler,
     compare,
     compare_interleaved,
@@ -243,8 +246,8 @@ def macro_and_micro_savings(payloads: Sequence[bytes], *, budget: float = 3.0, t
     stand-in of chapter 02); a topic lookup once per frame; an id once, where one
     is minted.
 
-    One round samples all fourteen statements once each (each pair in alternating
-    order), so a busy spell of the machine lands on every technique alike and the
+    One round samples all fourteen statements once each (each pair in an order
+    drawn at random), so a busy spell of the machine lands on every technique alike and the
     savings can be compared with one another round by round (``macro_micro_verdict``).
     Rounds are taken until ``budget`` seconds have passed (at least ``min_rounds``).
     Each ``Saving`` carries its pair as a paired ``Comparison``.
@@ -260,9 +263,10 @@ def macro_and_micro_savings(payloads: Sequence[bytes], *, budget: float = 3.0, t
     xs: list[list[float]] = [[] for _ in pairs]
     ys: list[list[float]] = [[] for _ in pairs]
     rounds = 0
+    order = random.Random(1)  # each pair's order drawn per round, as compare_sampled does: no period to lock onto
     while rounds < min_rounds or time.perf_counter() - started < budget:
         for i, (sample_slow, sample_fast, _, _) in enumerate(samplers):
-            if rounds % 2 == 0:
+            if order.random() < 0.5:
                 x = sample_slow()
                 y = sample_fast()
             else:
@@ -301,8 +305,6 @@ def _difference_interval(savings: Sequence[Saving], macro_prefix: str, *, larges
     Bootstrap over rounds (``scipy.stats.bootstrap``, paired: round i of every
     statement goes together), percentile method, fixed seed.
     """
-    from scipy import stats  # imported here, as in edumatcher.comparison: only this needs it
-
     macro, micro = _split(savings, macro_prefix)
     ordered = macro + micro
     uses = np.array([s.times_per_order for s in ordered])
@@ -320,10 +322,9 @@ def _difference_interval(savings: Sequence[Saving], macro_prefix: str, *, larges
 
     data = tuple(np.asarray(m.samples) for s in ordered for m in (s.slow, s.fast))
     codec, other = (float(v) for v in per_order(*data))
-    # SciPy 1.15 renamed the generator argument (SPEC 7); older releases only know random_state.
-    seed_arg = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
-    result = stats.bootstrap(data, difference, paired=True, vectorized=True, n_resamples=2_000,
-                             confidence_level=0.95, method="percentile", **{seed_arg: np.random.default_rng(1)})
+    bootstrap, seed_arg = _bootstrap()  # SciPy, imported once, with its generator argument's name
+    result = bootstrap(data, difference, paired=True, vectorized=True, n_resamples=RESAMPLES, batch=200,
+                       confidence_level=CONFIDENCE, method="percentile", **{seed_arg: np.random.default_rng(1)})
     low, high = result.confidence_interval
     return codec, other, float(low), float(high)
 
