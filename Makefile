@@ -4,8 +4,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# JupyterLab's defaults for this course (no "get notified about Jupyter news?" prompt on a new
+# student's first screen); Binder's postBuild installs the same file into its environment.
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 
-.PHONY: lab test install lint clean
+.PHONY: lab test test-pythons install lint clean
 
 # binder/requirements.txt pins the course's runtime packages for the Python that
 # binder/runtime.txt names; installing under it as a constraint makes the tests run on
@@ -19,18 +22,27 @@ $(STAMP): pyproject.toml binder/requirements.txt
 	$(BIN)/python -m pip install --quiet $(PINS) -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+$(LAB_OVERRIDES): binder/overrides.json $(STAMP)
+	mkdir -p $(dir $@)
+	cp binder/overrides.json $@
+
+install: $(STAMP) $(LAB_OVERRIDES)
 
 # Serve the repository root, so a chapter's links into exercises/ and edumatcher/ work;
 # Jupyter refuses to run as root without --allow-root (containers, Binder-like sandboxes).
-lab: $(STAMP)
+lab: $(STAMP) $(LAB_OVERRIDES)
 	$(BIN)/jupyter lab --ServerApp.root_dir=. $(if $(filter 0,$(shell id -u)),--allow-root) course/00_start_here.ipynb
 
-test: $(STAMP)
+test: $(STAMP) $(LAB_OVERRIDES)
 	$(BIN)/python -m pytest
+
+# Every chapter and solution on the other CPythons the course supports (3.10, 3.12, 3.13; found
+# with pyenv or on PATH, each in its own .venv-3.N); CI runs this beside `make test`.
+test-pythons:
+	bash .ci/notebooks_on_pythons
 
 lint: $(STAMP)
 	$(BIN)/ruff check edumatcher tests
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis artifacts
+	rm -rf $(VENV) .venv-3.* .pytest_cache .hypothesis artifacts

@@ -45,8 +45,11 @@ Indexes, kept in step with every mutation (``check_invariants`` recomputes them 
 * ``_dead``: the number of dead keys in all four heaps (the compaction trigger).
 
 Compaction: when the four heaps hold more than ``compact_factor * live + compact_slack``
-entries, all of them are filtered and re-heapified. That costs O(n) but needs Omega(n)
-cancels to happen again, so cancelling is amortised O(1).
+entries, all of them are filtered and re-heapified. That costs O(n). A compaction leaves
+only live entries, and with a factor ``f > 1`` the next one needs more than
+``(f - 1) * live + slack`` dead entries, so Omega(n) cancels pay for it: cancelling is
+amortised O(1). With ``f = 1`` the next rebuild comes after only ``slack + 1`` cancels,
+so a cancel costs O(n / slack) amortised (chapter 05 measures both).
 """
 
 from __future__ import annotations
@@ -413,8 +416,9 @@ class OrderBook:
     def cancel(self, order_id: str) -> bool:
         """Cancel a resting order or pending stop; False (and no change) for any other id.
 
-        Marks the order's heap key dead and updates the indexes: amortised O(1)
-        (compaction, O(n), runs after Omega(n) cancels).
+        Marks the order's heap key dead and updates the indexes: amortised O(1) for a
+        compaction factor above 1 (compaction, O(n), runs after Omega(n) cancels);
+        O(n / slack) amortised for factor 1, which rebuilds every ``slack + 1`` cancels.
 
         >>> from edumatcher.model import Order, Side, OrderType, TIF
         >>> book = OrderBook("XYZ")

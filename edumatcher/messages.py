@@ -21,6 +21,10 @@ Prices cross the wire as decimal strings (``"100.25"``) or, inbound, as ints of
 currency (``100`` means 100.00); never as JSON floats, whose binary value is not
 the number the sender typed. The engine converts them to ticks at its edge.
 
+JSON has no NaN or Infinity, and the two codecs would not agree about them (orjson
+writes ``null``, json writes ``NaN``); both codecs here refuse them both ways with
+``NonFiniteNumber``, so a refused payload is a ``BAD_JSON`` reject whichever is in use.
+
 A failed rule raises ``OrderRejected`` whose ``code`` is the wire reason code.
 
 >>> make_order_cancel("o-1", "XYZ", "alice")
@@ -35,6 +39,7 @@ from __future__ import annotations
 
 import json
 import linecache
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -45,7 +50,7 @@ from .model import TIF, OrderRejected, OrderStatus, OrderType, RejectReason, Sel
 from .rules import MAX_QTY
 
 __all__ = [
-    "Codec", "ORJSON_CODEC", "STDLIB_CODEC", "CODEC", "dumps", "loads",
+    "Codec", "NonFiniteNumber", "ORJSON_CODEC", "STDLIB_CODEC", "CODEC", "dumps", "loads",
     "Field", "Rule", "MessageSpec", "SPEC", "INBOUND", "OUTBOUND",
     "MAX_ID_LEN", "MAX_OWNER_LEN", "MAX_SYMBOL_LEN", "MAX_TEXT_LEN", "MAX_PRICE_LEN", "MAX_LEVELS", "MAX_TS",
     "DECIMAL_RE",
@@ -58,25 +63,76 @@ __all__ = [
 # --------------------------------------------------------------------------- codec
 
 class Codec(NamedTuple):
-    """A JSON codec: ``dumps(obj) -> bytes`` and ``loads(bytes) -> obj``, plus its name."""
+    """A JSON codec: ``dumps(obj) -> bytes`` and ``loads(bytes) -> obj``, plus its name.
+
+    Both refuse NaN and ±Infinity (``NonFiniteNumber``). ``dumps_without_floats`` is
+    ``dumps`` minus that check, for values that hold no float at all: the builders of
+    messages whose spec has no float field use it (their rules admit no float, so
+    the check could never fire there); None when ``dumps`` has no separate check.
+    """
 
     name: str
     dumps: Callable[[Any], bytes]
     loads: Callable[[bytes | str], Any]
+    dumps_without_floats: Callable[[Any], bytes] | None = None
+
+
+class NonFiniteNumber(ValueError):
+    """NaN, Infinity or -Infinity met by a codec. JSON has no such numbers, and both codecs refuse them.
+
+    Left alone, the two codecs would not agree: ``json.dumps`` writes ``NaN`` (not
+    JSON) and ``json.loads`` reads it back, and reads ``1e400`` as ``inf``;
+    ``orjson.dumps`` writes ``null`` in their place, silently, while ``orjson.loads``
+    refuses all of them. Here both refuse both ways: encoding raises this error, and
+    decoding raises this error (stdlib) or ``orjson.JSONDecodeError`` (a ``ValueError``
+    too, so the engine answers either with one ``BAD_JSON`` reject).
+    """
 
 
 def _refuse_constant(name: str) -> Any:
-    # json accepts NaN and Infinity, which are not JSON; orjson refuses them. Refusing
-    # them here too makes both codecs accept exactly the same inputs.
-    raise ValueError(f"{name} is not valid JSON")
+    # json's decoder accepts NaN, Infinity and -Infinity, which are not JSON; orjson refuses them.
+    raise NonFiniteNumber(f"{name} is not valid JSON: JSON has no NaN or Infinity")
+
+
+def _finite_float(text: str) -> float:
+    # json reads a number too large for a double (1e400) as inf; orjson refuses it, and so do we.
+    value = float(text)
+    if not math.isfinite(value):
+        raise NonFiniteNumber(f"the number {text[:40]} is out of a double's range (it would read as {value})")
+    return value
+
+
+def _non_finite_in(obj: Any) -> float | None:
+    """The first NaN or infinite float inside ``obj`` (a JSON-like tree), or None. O(size of obj)."""
+    if isinstance(obj, float):
+        return None if math.isfinite(obj) else obj
+    if isinstance(obj, dict):
+        obj = obj.values()
+    elif not isinstance(obj, (list, tuple)):
+        return None
+    for item in obj:
+        found = _non_finite_in(item)
+        if found is not None:
+            return found
+    return None
+
+
+def _refuse_non_finite(found: float) -> NonFiniteNumber:
+    return NonFiniteNumber(f"{found!r} cannot be written as JSON: JSON has no NaN or Infinity")
 
 
 _std_encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-_std_decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+_std_decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 
 
 def _std_dumps(obj: Any) -> bytes:
-    return _std_encoder.encode(obj).encode("utf-8")
+    try:
+        return _std_encoder.encode(obj).encode("utf-8")
+    except ValueError:  # allow_nan=False refused a float; name it as the orjson side does
+        found = _non_finite_in(obj)
+        if found is None:
+            raise  # another ValueError (a circular reference): not ours to rename
+        raise _refuse_non_finite(found) from None
 
 
 def _std_loads(data: bytes | str) -> Any:
@@ -86,15 +142,30 @@ def _std_loads(data: bytes | str) -> Any:
 
 
 STDLIB_CODEC = Codec("json (stdlib)", _std_dumps, _std_loads)
-"""The fallback: compact separators, UTF-8 output, NaN/Infinity refused both ways."""
+"""The fallback: compact separators, UTF-8 output, NaN and ±Infinity refused both ways (``NonFiniteNumber``)."""
 
 try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; this keeps minimal installs working
     ORJSON_CODEC: Codec | None = None
 else:
-    ORJSON_CODEC = Codec(f"orjson {_orjson.__version__}", _orjson.dumps, _orjson.loads)
-    """orjson: returns bytes directly, several times faster than the stdlib both ways."""
+    _orjson_dumps_raw = _orjson.dumps
+
+    def _orjson_dumps(obj: Any) -> bytes:
+        data = _orjson_dumps_raw(obj)
+        # orjson writes NaN and ±Infinity as null instead of refusing them. A null in the
+        # output is rare on our wire (the builders never write one), so only then is the
+        # object walked to tell a real None from a number that was not finite. The scan is
+        # not free next to orjson's own speed (chapter 04 times it), which is why builders
+        # of messages without a float field skip it (Codec.dumps_without_floats).
+        if b"null" in data:
+            found = _non_finite_in(obj)
+            if found is not None:
+                raise _refuse_non_finite(found)
+        return data
+
+    ORJSON_CODEC = Codec(f"orjson {_orjson.__version__}", _orjson_dumps, _orjson.loads, _orjson_dumps_raw)
+    """orjson: returns bytes directly, several times faster than the stdlib both ways; NaN and ±Infinity refused."""
 
 CODEC: Codec = ORJSON_CODEC or STDLIB_CODEC
 """The codec this process uses: orjson when importable, else the stdlib."""
@@ -591,8 +662,13 @@ class Builders:
         self.sources: dict[str, str] = {}
         for name, m in SPEC.items():
             source = _source_for(m)
+            has_float = any(f.kind == "float" for f in m.fields)
             namespace: dict[str, Any] = {
-                "_dumps": codec.dumps, "_fail": _fail, "_missing": _missing,
+                # A message with no float field cannot carry NaN (the checked builder's rules
+                # admit no float; the unchecked one's caller promises the same), so it may skip
+                # the codec's NaN check; tests/test_messages.py pins both halves of that.
+                "_dumps": codec.dumps if has_float else (codec.dumps_without_floats or codec.dumps),
+                "_fail": _fail, "_missing": _missing,
                 "_unknown_fields": _unknown_fields, "_price_ok": _price_ok, "_levels_ok": _levels_ok,
                 "GOOD_PRICES": _GOOD_PRICES,
                 "KNOWN": frozenset(["type", *(f.name for f in m.fields)]),

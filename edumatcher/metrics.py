@@ -5,7 +5,9 @@ here is a few integer operations on storage allocated once:
 
 * ``LatencyRing`` keeps the latest handling samples in fixed-length lists of
   plain ints, indexed with a mask. Ints are not tracked by the cyclic collector,
-  so the ring adds nothing to a collection's work, and it never grows.
+  so the ring is three tracked lists whatever it holds, and it never grows. Not
+  zero work: a full collection visits each of their ``3 x size`` slots, a few
+  nanoseconds apiece (chapter 08 measures it), a fixed cost set by ``size``.
 * ``GcMonitor`` hangs a callback on ``gc.callbacks`` and records every
   collection (generation, duration) in a ring of the same kind, plus running
   totals. A message's share of collection time is the difference of
@@ -70,14 +72,19 @@ def nearest_rank(sorted_values: Sequence[int] | Sequence[float], p: float) -> in
     Nearest rank: the smallest value such that at least ``p`` percent of the
     values are less than or equal to it, i.e. the value at 1-based rank
     ``ceil(p / 100 * n)`` (rank 1 for ``p == 0``). The answer is always one of
-    the samples, never an interpolation, so a p99.9 over 1000 samples is the
-    maximum, which is what a tail figure should say.
+    the samples, never an interpolation. So a p99.9 over 1,000 samples is the
+    999th smallest, the second largest (rank ``ceil(999.0) = 999``: exactly one
+    sample lies above it). It is the maximum whenever there are fewer than 1,000
+    samples (then ``ceil(0.999 * n) == n``). In general ``n - rank`` samples lie
+    above a p99.9: ``n / 1000`` of them when n is a multiple of 1,000.
 
     >>> nearest_rank([10, 20, 30, 40], 50)
     20
     >>> nearest_rank([10, 20, 30, 40], 51)
     30
     >>> nearest_rank(list(range(1, 1001)), 99.9)
+    999
+    >>> nearest_rank(list(range(1, 1000)), 99.9)  # 999 samples: rank ceil(998.001) = 999, the maximum
     999
 
     Raises ``ValueError`` when there are no values or ``p`` is outside [0, 100].
@@ -316,8 +323,11 @@ class EngineMetrics:
         ``ring.size``), nearest-rank percentiles; they are None when there are
         no samples yet. ``handle_us_p99_ex_gc`` subtracts from each sample the
         collection time that fell inside it: if it is close to ``handle_us_p99``
-        the collector is not what makes the tail. ``gc_time_pct`` is collection
-        time as a share of wall time since ``started_ns``.
+        the collector does not set the p99, which says nothing about the rest of
+        the tail: pauses rarer than one sample in a hundred never move a p99, so
+        read ``handle_us_p999``, ``handle_us_max`` and ``gc_pause_us_max`` for
+        them. ``gc_time_pct`` is collection time as a share of wall time since
+        ``started_ns``.
 
         The percentiles are **service time** (one ``handle`` call), sampled, so
         the summary states their window beside them: ``sample_every`` (the engine

@@ -181,8 +181,10 @@ class Order:
         """Build an Order from its dict form (wire strings for enums). O(fields).
 
         Writes the slots directly on ``object.__new__(cls)`` instead of calling the
-        generated ``__init__``: keyword-argument dispatch is most of ``cls(**d)``'s
-        cost (chapter 03). Engine-set fields may be absent (a client's new order);
+        generated ``__init__``. ``cls(**d)`` matches each key against the parameter
+        names by identity first and falls back to comparing strings when the key is
+        not the interned name itself, which is the case for every key a JSON decoder
+        makes; that matching is most of its cost on wire data (chapter 03). Engine-set fields may be absent (a client's new order);
         ``remaining_qty`` then starts at ``qty``. Raises ``OrderRejected`` with
         ``MISSING_FIELD`` or ``UNKNOWN_ENUM``; other rules are checked by the book.
         """

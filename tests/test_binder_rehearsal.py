@@ -46,7 +46,7 @@ NOTEBOOK_GLOBS = ("course/*.ipynb", "solutions/*.ipynb")
 # Packages that only the developers need; a Binder image must not carry them.
 DEV_TOOLS = {"pytest", "pytest-timeout", "playwright", "ruff", "hypothesis", "nbval", "coverage", "greenlet"}
 _NOT_COPIED = shutil.ignore_patterns(
-    ".venv", ".git", "artifacts", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis",
+    ".venv", ".venv-*", ".git", "artifacts", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis",
     "*.egg-info", "build", "dist", ".ipynb_checkpoints", "gradebook",
 )
 
@@ -303,14 +303,18 @@ def rehearse(source: Path, notebooks: list[str], runtime_python: Path) -> tuple[
         started = _lap(timings, "pip install -r binder/requirements.txt", started)
         _run(["bash", "binder/postBuild"], cwd=repo, env=env, timeout=600)
         started = _lap(timings, "binder/postBuild", started)
+        overrides = venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+        assert overrides.is_file() and json.loads(overrides.read_text()) == json.loads(
+            (repo / "binder" / "overrides.json").read_text()), "postBuild must install the course's JupyterLab defaults"
 
         _run([str(python), "-m", "pip", "check"], cwd=repo, env=env, timeout=120)
         listed = _run([str(python), "-m", "pip", "list", "--format=json", "--exclude-editable"],
                       cwd=repo, env=env, timeout=120).stdout
         installed = {canonicalize_name(p["name"]): p["version"] for p in json.loads(listed)}
-        for tool in ("pip", "setuptools", "wheel"):  # the venv's own installers are not course packages
-            installed.pop(tool, None)
         pins = pinned_requirements(repo / "binder" / "requirements.txt")
+        for tool in ("pip", "setuptools", "wheel"):  # the venv's own installers, unless the course pins one
+            if tool not in pins:
+                installed.pop(tool, None)
         assert installed == pins, (
             "the Binder venv does not hold exactly the pinned set; "
             f"unpinned: {sorted(set(installed) - set(pins))}, missing: {sorted(set(pins) - set(installed))}, "

@@ -31,6 +31,10 @@ from edumatcher.grading.submissions import Submission
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 NAMES = sorted(path.stem for path in SOLUTIONS.glob("*.ipynb"))
+# A second correct answer, written differently from the solution (another algorithm, another method the
+# statement allows): full marks for it shows the checks test the result, not the solution's way to it.
+ALTERNATIVES = REPO / "tests" / "fixtures" / "alternatives"
+ALTERNATIVE_NAMES = sorted(path.stem for path in ALTERNATIVES.glob("*.ipynb") if path.stem in NAMES)
 
 # The grading command's defaults: an exercise must pass the way a teacher will grade it.
 CELL_TIMEOUT = 60
@@ -64,6 +68,11 @@ def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         blank.write_text(notebook_text(release_notebook(exercise.notebook)), encoding="utf-8")
         shutil.copyfile(exercise.path, solution)
         submissions += [Submission(blank, "blank", name), Submission(solution, "solution", name)]
+        if name in ALTERNATIVE_NAMES:
+            alternative = root / "alternative" / f"{name}.ipynb"
+            alternative.parent.mkdir(exist_ok=True)
+            shutil.copyfile(ALTERNATIVES / f"{name}.ipynb", alternative)
+            submissions.append(Submission(alternative, "alternative", name))
     results = grade_submissions(submissions, exercises, jobs=JOBS, cell_timeout=CELL_TIMEOUT,
                                 timeout=NOTEBOOK_TIMEOUT)
     return {(result.student, result.exercise): result for result in results}
@@ -95,6 +104,25 @@ def test_the_solution_scores_full_marks(graded: dict[tuple[str, str], Submission
     assert result.status == "graded", _describe(result)
     assert result.max_points > 0 and result.total == result.max_points, _describe(result)
     assert all(check.passed for check in result.checks), _describe(result)
+
+
+@pytest.mark.parametrize("name", ALTERNATIVE_NAMES)
+def test_an_alternative_correct_answer_scores_full_marks(graded: dict[tuple[str, str], SubmissionResult],
+                                                         name: str) -> None:
+    """A correct answer that is not the solution's still earns every point (tests/fixtures/alternatives/)."""
+    result = graded[("alternative", name)]
+    assert result.status == "graded", _describe(result)
+    assert result.max_points > 0 and result.total == result.max_points, _describe(result)
+
+
+@pytest.mark.parametrize("name", ALTERNATIVE_NAMES)
+def test_an_alternative_answer_differs_from_the_solution(name: str) -> None:
+    """An "alternative" identical to the solution would prove nothing."""
+    def answers(path: Path) -> list[str]:
+        nb = nbformat.read(path, as_version=4)
+        return [source_text(cell) for cell in nb.cells if cell.cell_type == "code" and not is_check(cell)]
+    assert answers(ALTERNATIVES / f"{name}.ipynb") != answers(SOLUTIONS / f"{name}.ipynb"), (
+        f"tests/fixtures/alternatives/{name}.ipynb answers exactly as the solution does")
 
 
 # --- the authoring guide, checked without running anything ---------------------------------------

@@ -57,7 +57,11 @@ def test_default_configurations_cover_the_trap_and_the_controls() -> None:
 
 
 def _trap_run(cpu_ms: list[float], full: list[bool], *, collector: bool = True) -> TrapRun:
-    samples = [TrapSample(i, ms / 1e3, ms / 1e3, (3, 1, int(f)), 0.0) for i, (ms, f) in enumerate(zip(cpu_ms, full, strict=True))]
+    # A run with a full collection spends all but 4 ms of its CPU time in its collections; others spend 1 ms.
+    # With the collector off, no collection and no collection time.
+    samples = [TrapSample(i, ms / 1e3, ms / 1e3, (3, 1, int(f)) if collector else (0, 0, 0),
+                          (ms - 4.0 if f else 1.0) / 1e3 if collector else 0.0)
+               for i, (ms, f) in enumerate(zip(cpu_ms, full, strict=True))]
     return TrapRun(collector, 1_000, 100, 5_000, "3.x", samples)
 
 
@@ -67,7 +71,7 @@ def test_trap_worker_counts_the_collections_inside_each_run() -> None:
     assert gc.isenabled() == was
     assert got["tracked"] >= 20_000 and len(got["samples"]) == 6
     assert [s[0] for s in got["samples"]] == list(range(6))
-    assert all(len(s[3]) == 3 and s[1] >= 0 and s[2] >= 0 for s in got["samples"])
+    assert all(len(s[3]) == 3 and s[1] >= 0 and s[2] >= 0 and s[4] >= 0 for s in got["samples"])
     assert sum(s[3][0] for s in got["samples"]) > 0, "5,000 kept lists per run trigger young collections"
     off = trap_worker(retained=20_000, frames=5_000, samples=6, warmup=1, collector=False)
     assert gc.isenabled() == was
@@ -116,4 +120,16 @@ def test_trap_runs_figure_draws_both_processes_on_one_axis() -> None:
     left, right = fig.axes
     assert left.get_ylim() == right.get_ylim() and left.get_ylim()[0] == 0
     assert "collector on" in left.get_title() and "collector off" in right.get_title()
-    assert any("full collection inside" in t.get_text() for t in left.get_legend().get_texts())
+    left_labels = [t.get_text() for t in left.get_legend().get_texts()]
+    right_labels = [t.get_text() for t in right.get_legend().get_texts()]
+    assert any("a full one among them" in t for t in left_labels)
+    assert not any("full one" in t or "young ones" in t for t in right_labels), "no collection bars on the control side"
+    # Every run is one bar of its own work, and each run with a collection one more bar stacked on it.
+    assert len(left.patches) == 9 + 9 and len(right.patches) == 9
+    red = [p for p in left.patches if p.get_facecolor()[:3] == (0xc6 / 255, 0x28 / 255, 0x28 / 255)]
+    assert len(red) == 3 and all(abs(p.get_y() - 4.0) < 1e-9 for p in red), "collections stacked on the 4 ms of work"
+
+
+def test_cpu_outside_gc_is_the_run_minus_its_collections() -> None:
+    s = TrapSample(0, 0.05, 0.06, (1, 0, 1), 0.045)
+    assert abs(s.cpu_outside_gc - 0.005) < 1e-12 and s.full

@@ -55,7 +55,7 @@ def test_the_synthetic_pair_is_an_interleaved_comparison_with_labels() -> None:
     comparison = measure_synthetic_from_dict(3, budget=0.05, target=FAST)
     assert isinstance(comparison, Comparison) and comparison.paired and comparison.rounds >= 12
     a, b = comparison
-    assert a.label == "S(**d), 3 fields" and b.label == "__new__ + 3 slot writes"
+    assert a.label == "S(**d), 3 fields, wire keys" and b.label == "__new__ + 3 slot writes, wire keys"
     assert a.median > 0 and b.median > 0
 
 
@@ -100,17 +100,23 @@ def test_topics_and_frames() -> None:
     assert frames_per_message([]) == 0.0
 
 
-def test_macro_and_micro_savings_scale_by_use_per_order() -> None:
+def test_macro_and_micro_savings_scale_by_use_per_message() -> None:
     from edumatcher.experiments.message_path import encode_workload
+    from edumatcher.experiments.serialisation import engine_uses
     from edumatcher.workloads import steady_state
 
     payloads = encode_workload(steady_state(100, seed=1))
+    uses = engine_uses(payloads)
     savings = macro_and_micro_savings(payloads, budget=0.02, target=FAST)
     by_label = {s.label: s for s in savings}
     encodes = by_label["orjson instead of json: encodes"]
-    assert encodes.times_per_order == frames_per_message(payloads)
-    assert encodes.seconds == pytest.approx((encodes.slow.median - encodes.fast.median) * encodes.times_per_order)
-    assert by_label["enum lookup tables (5 fields)"].times_per_order == 5
+    assert encodes.uses_per_message == frames_per_message(payloads)
+    assert encodes.seconds == pytest.approx((encodes.slow.median - encodes.fast.median) * encodes.uses_per_message)
+    assert by_label["orjson instead of json: decode"].uses_per_message == 1
+    # Per new order, not per message: a cancel builds no Order. The engine mints no ids.
+    assert by_label["enum lookup tables (5 fields)"].uses_per_message == pytest.approx(5 * uses.orders_built / len(payloads))
+    assert 0 < uses.orders_built < len(payloads) and 0 < uses.owner_topic_frames <= uses.frames
+    assert not any("id" in s.label.split() or "urandom" in s.label for s in savings)
     for s in savings:
         assert s.comparison is not None and (s.slow, s.fast) == tuple(s.comparison)
         low, high = s.bounds
@@ -130,7 +136,7 @@ def _saving(label: str, slow: float, fast: float, uses: float = 1) -> Saving:
 def test_macro_micro_verdict_is_worded_from_the_bounds() -> None:
     codec = _saving("orjson instead of json: encodes", 3e-6, 3e-7, 2)
     small = [_saving("ids", 2e-6, 4e-7), _saving("enum", 6e-7, 3e-8, 5)]
-    assert "saves more per order than any one" in macro_micro_verdict([codec, *small])
+    assert "saves more per message than any one" in macro_micro_verdict([codec, *small])
     assert "one micro-optimisation saves more" in macro_micro_verdict([codec, _saving("ids", 2e-5, 1e-7)])
     close = macro_micro_verdict([codec, _saving("ids", 5.7e-6, 3e-7)])
     assert "cannot be told apart" in close

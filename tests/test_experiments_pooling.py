@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 import pytest
 
+from edumatcher.experiments.held_values import INTS, ORDERS
 from edumatcher.experiments.pooling import (
     INIT_LABEL,
     NEW_LABEL,
     POOL_LABEL,
     POOL_SETUP,
-    STRUCTURES,
     OrderPool,
     address_reuse,
     allocation_code,
@@ -19,7 +20,6 @@ from edumatcher.experiments.pooling import (
     describe,
     fill,
     stale_reference,
-    structure_pause,
     tracked_added,
 )
 from edumatcher.model import Order, OrderStatus, Side
@@ -81,27 +81,17 @@ def test_freed_objects_come_back_at_few_addresses_kept_ones_do_not() -> None:
         assert dropped < 30  # the allocator recycles; the exact number is an implementation detail
 
 
-def test_tracked_counts_show_what_the_collector_must_walk() -> None:
-    rows = {r.structure: r for r in tracked_added(2_000)}
-    assert rows["Order objects, one per item"].after_collection >= 2_000
-    tuples = rows["tuples of two ints, one per item"]
-    assert tuples.after_build >= 2_000 and tuples.after_collection <= 5, "a collection untracks tuples of ints"
-    for name in ("ints in a preallocated list (a ring)", "deque(maxlen=64) after n appends", "dicts of ints, one per item"):
-        assert rows[name].after_collection <= 5, name
-    assert gc.isenabled()
-
-
 @pytest.mark.parametrize("isolated", [True, False])
-def test_structure_pause_times_nothing_kept_and_the_structure_in_one_process(isolated: bool) -> None:
-    got = structure_pause("Order objects, one per item", 1_000, isolated=isolated)
-    assert got.added >= 1_000 and got.pause.number == 1 and got.baseline.repeat == got.pause.repeat == 5
-    assert got.isolated is isolated
-    assert got.baseline.label.endswith("nothing kept") and "1,000 Order objects" in got.pause.label
-    assert ("fresh process" in got.pause.label) is isolated
+def test_tracked_counts_show_what_the_collector_must_walk(isolated: bool) -> None:
+    rows = {r.structure: r for r in tracked_added(2_000, isolated=isolated)}
+    assert rows[ORDERS].after_collection >= 2_000
+    tuples = rows["tuples of two ints, one per item, in a list"]
+    assert tuples.after_build >= 2_000 and tuples.after_collection <= 5, "a collection untracks tuples of ints"
+    for name in (INTS, "deque(maxlen=64) after n appends"):
+        assert rows[name].after_collection <= 5, name
+    dicts = rows["dicts of ints, one per item, in a list"].after_collection
+    if sys.version_info < (3, 14):  # gh-127010: 3.14 stopped untracking dicts of atomic values
+        assert dicts <= 5, "dicts of ints are untracked before 3.14"
+    else:
+        assert dicts >= 2_000, "3.14 tracks every dict holding a value"
     assert gc.isenabled()
-
-
-def test_structure_pause_refuses_an_unknown_structure() -> None:
-    with pytest.raises(ValueError):
-        structure_pause("nonsense", 10)
-    assert set(STRUCTURES) >= {"Order objects, one per item"}

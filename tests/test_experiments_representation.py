@@ -52,16 +52,18 @@ def test_slotted_instances_are_smaller() -> None:
 
 
 def test_measure_slots_compares_interleaved_and_reports_without_judging() -> None:
-    figures = measure_slots(4, instances=1_000, **FAST)
+    figures = measure_slots(4, instances=1_000, seed_instances=1_000, **FAST)
     assert 0 < figures.memory_saving < 1
     for comparison in (figures.construction, figures.read):
         assert isinstance(comparison, Comparison) and comparison.paired and comparison.rounds >= 12
     assert figures.construct_plain is figures.construction.a and figures.read_slotted is figures.read.b
     assert figures.construct_ratio == figures.construction.ratio and figures.read_ratio > 0
     table = figures.beside_seed()
-    assert [row[1].split(",")[0] for row in table.rows] == ["quoted", "measured here"] * 3
+    # Memory: the quote, the same method here, then the instance alone; then a quote and a measurement per timing.
+    assert [row[1].split(",")[0] for row in table.rows] == ["quoted"] + ["measured here"] * 2 + [
+        "quoted", "measured here"] * 2
     assert "4 int fields here, 18 in seed 000" in table.note
-    assert "95 % CI" in table.rows[3][4]
+    assert "95 % CI" in table.rows[4][4]
     assert figures.memory_verdict().startswith("verdict: memory: slots save ")
     reports = figures.timing_reports()
     assert len(reports) == 2 and not any(r.startswith("verdict") for r in reports)

@@ -6,6 +6,7 @@ import pytest
 
 from edumatcher.comparison import OUTCOMES
 from edumatcher.experiments.snapshots import (
+    MIN_PASSES,
     CountingSink,
     PublicationCost,
     gap_direction,
@@ -51,6 +52,12 @@ def test_every_change_policy_publishes_per_message_and_throttled_per_interval() 
     assert cost.comparison.outcome in OUTCOMES
     assert cost.every_change.label.startswith("snapshot after every change")
 
+
+
+def test_publication_costs_takes_at_least_min_rounds_whatever_the_budget() -> None:
+    (cost,) = publication_costs((200,), pairs=10, budget=0.001, min_rounds=15)
+    assert cost.comparison.rounds >= 15, "a spent budget must not stop the rounds before min_rounds"
+    assert MIN_PASSES >= 30, "the chapter's default must leave the bootstrap enough rounds"
 
 def test_gap_direction_is_judged_from_the_intervals_not_the_points() -> None:
     def cost(every: float, spread: float) -> PublicationCost:

@@ -22,7 +22,7 @@ from edumatcher.experiments.pooling import TrackedRow  # noqa: E402
 from edumatcher.experiments.snapshots import PublicationCost, SnapshotCost  # noqa: E402
 from edumatcher.figures.gc import pause_curve, ramp_memory, tail_histograms  # noqa: E402
 from edumatcher.figures.memory import level_memory_figure  # noqa: E402
-from edumatcher.figures.pooling import pause_bars, tracked_bars  # noqa: E402
+from edumatcher.figures.pooling import tracked_bars  # noqa: E402
 from edumatcher.figures.queues import egress_figure  # noqa: E402
 from edumatcher.figures.run_loop import LOOP_ARROWS, LOOP_BOXES, run_loop_diagram  # noqa: E402
 from edumatcher.figures.runs import before_after, runs_strip, single_vs_median_figure  # noqa: E402
@@ -90,10 +90,6 @@ def test_pooling_figures(figures: list[Figure]) -> None:
     fig = tracked_bars([TrackedRow("ints", 100, 1, 1), TrackedRow("objects", 100, 101, 101)])
     figures.append(fig)
     assert "101" in texts(fig)
-    fig = pause_bars(m(0.01, "nothing kept"), m(0.02, "with"))
-    figures.append(fig)
-    assert len(fig.axes) == 1
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["nothing kept", "with"]
 
 
 def test_runs_figures(figures: list[Figure]) -> None:

@@ -23,6 +23,7 @@ from edumatcher.messages import (
     TOPIC_ORDER_REJECT,
     TOPIC_TRADE_EXECUTED,
     Field,
+    NonFiniteNumber,
     TopicCache,
     build_builders,
     builder_name,
@@ -111,6 +112,85 @@ def test_stdlib_codec_is_compact_utf8_and_refuses_nan() -> None:
         if ORJSON_CODEC is not None:
             with pytest.raises(ValueError):
                 ORJSON_CODEC.loads(bad)
+
+
+CODECS = [c for c in (ORJSON_CODEC, STDLIB_CODEC) if c is not None]
+NON_FINITE = [float("nan"), float("inf"), -float("inf")]
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name.split()[0])
+@pytest.mark.parametrize("value", NON_FINITE, ids=repr)
+def test_both_codecs_refuse_to_encode_nan_and_infinity(codec: Any, value: float) -> None:
+    # orjson alone would write null here, silently; json alone would write NaN, which is not JSON.
+    for obj in (value, [1, value], {"a": {"b": [0.5, value]}}, ("x", value)):
+        with pytest.raises(NonFiniteNumber, match="JSON has no NaN or Infinity"):
+            codec.dumps(obj)
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name.split()[0])
+def test_a_real_null_is_not_mistaken_for_a_refused_number(codec: Any) -> None:
+    value = {"a": None, "b": "null", "c": [None, 1.5], "d": "nan"}
+    assert codec.dumps(value) == b'{"a":null,"b":"null","c":[null,1.5],"d":"nan"}'
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name.split()[0])
+@pytest.mark.parametrize("text", [b"NaN", b"[Infinity]", b"-Infinity", b"1e400", b"-1e400", b'{"qty":1E999}', b"[1.5e309]"])
+def test_both_codecs_refuse_to_decode_nan_and_infinity(codec: Any, text: bytes) -> None:
+    # json alone would read NaN and Infinity, and read 1e400 as inf; orjson refuses them all.
+    with pytest.raises(ValueError):
+        codec.loads(text)
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name.split()[0])
+def test_finite_edge_numbers_still_decode_alike(codec: Any) -> None:
+    assert codec.loads(b"[1e308,-1e-400,0.5]") == [1e308, -0.0, 0.5]
+
+
+@pytest.mark.parametrize("unchecked", [False, True])
+def test_builders_refuse_nan_before_or_at_the_codec(unchecked: bool) -> None:
+    # The checked builder's range rule refuses NaN first; the unchecked one trusts its caller, and
+    # the codec underneath it still refuses to write the number rather than write null.
+    fields = dict(SAMPLES["book.depth"], imbalance=float("nan"))
+    with pytest.raises(NonFiniteNumber if unchecked else OrderRejected):
+        build("book.depth", unchecked=unchecked, **fields)
+
+
+@pytest.mark.parametrize("message", sorted(m for m in SPEC if not any(f.kind == "float" for f in SPEC[m].fields)))
+def test_messages_without_a_float_field_admit_no_nan_so_may_skip_the_codecs_check(message: str) -> None:
+    # Their builders encode with Codec.dumps_without_floats: sound only if no rule of theirs admits a float.
+    for f in SPEC[message].fields:
+        for value in NON_FINITE + [1.5]:
+            fields = dict(SAMPLES[message], **{f.name: value})
+            assert reason_of(build, message, **fields) is not None, (message, f.name, value)
+    assert "_dumps" in builder_source(message)
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name.split()[0])
+@pytest.mark.parametrize("field, text", [
+    ("qty", b"1e400"), ("price", b"-1e999"), ("display_qty", b"NaN"), ("qty", b"Infinity"), ("price", b"1.0e400"),
+])
+def test_a_non_finite_number_is_one_bad_json_reject_and_leaves_the_book_as_it_was(
+        codec: Any, field: str, text: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    from edumatcher import engine as engine_module
+    from edumatcher.engine import Engine
+
+    monkeypatch.setattr(engine_module, "_loads", codec.loads)
+    engine = Engine(["XYZ"], clock=lambda: 7)
+    for order_id, side, price in (("s1", "SELL", "10.50"), ("b1", "BUY", "10.40")):
+        engine.handle(messages.make_order_new(order_id, "XYZ", side, "LIMIT", 5, "bob", price=price))
+    book = engine.books["XYZ"]
+    before = book.dump()
+    good = messages.make_order_new("b2", "XYZ", "BUY", "LIMIT", 3, "amy", price="10.50", display_qty=1)
+    field_value = {"qty": b"3", "price": b'"10.50"', "display_qty": b"1"}[field]
+    bad = good.replace(b'"' + field.encode() + b'":' + field_value, b'"' + field.encode() + b'":' + text, 1)
+    assert bad != good, "the test must have replaced the field"
+    frames = engine.handle(bad)
+    assert len(frames) == 1 and frames[0][0] == TOPIC_ORDER_REJECT, frames
+    reply = json.loads(frames[0][1])
+    assert reply["reason"] == RejectReason.BAD_JSON.value, reply
+    assert book.dump() == before
+    book.check_invariants()
+    assert engine.handle(good)[0][0] == b"order.ack.amy"  # the same order, finite, is taken and trades
 
 
 @needs_orjson

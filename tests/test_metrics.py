@@ -85,6 +85,22 @@ def test_nearest_rank_on_known_data():
         nearest_rank(values, 101)
 
 
+
+def test_p99_9_is_the_maximum_below_1000_samples_and_leaves_n_over_1000_above_it():
+    """What nearest_rank's docstring says about p99.9, checked by counting, not by its formula."""
+    for n in (1, 7, 500, 999, 1_000, 1_250, 2_000, 5_000):
+        values = list(range(n))
+        got = nearest_rank(values, 99.9)
+        above = sum(v > got for v in values)
+        # The definition, by brute force: the smallest sample with at least 99.9 % of them <= it.
+        smallest = min(v for v in values if 1000 * sum(x <= v for x in values[: v + 1]) >= 999 * n)
+        assert got == smallest, f"n={n}: nearest_rank gave {got}, the definition gives {smallest}"
+        if n < 1_000:
+            assert got == values[-1], f"n={n}: below 1,000 samples a p99.9 is the maximum"
+        if n % 1_000 == 0:
+            assert above == n // 1_000, f"n={n}: {above} samples above p99.9, expected n / 1000"
+    assert nearest_rank(list(range(1, 1001)), 99.9) == 999, "1,000 samples: the second largest, not the maximum"
+
 def test_ring_percentile_with_and_without_gc():
     ring = LatencyRing(128)
     # 100 samples of 10 us; the last five each contain a 1 ms collection.

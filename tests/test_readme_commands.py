@@ -129,6 +129,11 @@ def test_first_command_really_opens_the_first_chapter(commands, tmp_path):
             f"{opened.read_text(encoding='utf-8')}")
         chapter = server.api(f"api/contents/{FIRST_NOTEBOOK}?content=0")
         assert chapter["type"] == "notebook", chapter
+        # A new student's first screen must not ask about Jupyter news: binder/overrides.json sets the
+        # defaults JupyterLab serves (an override replaces the schema's default; the user set nothing).
+        notification = server.api("lab/api/settings/@jupyterlab/apputils-extension:notification")
+        defaults = {name: spec.get("default") for name, spec in notification["schema"]["properties"].items()}
+        assert defaults["fetchNews"] == "false" and defaults["checkForUpdates"] is False, defaults
     finally:
         server.stop()
 

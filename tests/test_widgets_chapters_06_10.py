@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from edumatcher.experiments.gc_pauses import PauseRow, collector_state  # noqa: E402
+from edumatcher.experiments.held_values import HOLDINGS  # noqa: E402
 from edumatcher.measure import Measurement  # noqa: E402
 from edumatcher.widgets import gc_sizes  # noqa: E402
 from edumatcher.widgets.checklist import checklist_walker  # noqa: E402
@@ -51,10 +52,11 @@ def test_tracking_explorer_measures_its_default_in_a_fresh_process_and_leaves_ou
     before = collector_state()
     control = tracking_explorer(n=10_000)
     assert isinstance(control.last[0], Figure) and "10,000 values" in control.last[1].value
-    assert "In a fresh process" in control.last[1].value and "nothing kept" in control.last[1].value
-    control.controls["name"].value = "ints in a preallocated list (a ring)"
-    assert "ints in a preallocated list" in control.last[1].value
+    assert "one fresh process" in control.last[1].value and "Order objects" in control.last[1].value
+    assert len(control.last[0].axes[0].get_yticklabels()) == len(HOLDINGS), "one row per way of holding values"
     assert collector_state() == before and gc.isenabled() == before[1]
+    with pytest.raises(ValueError):
+        tracking_explorer(n=12_345)
 
 
 def test_checklist_walker_starts_at_question_one_and_walks() -> None:

@@ -11,9 +11,16 @@ need besides the timed statements:
   ``__init__`` (keyword dispatch), so the two differ only in that;
 * ``direct_writer``: a hand-written-style ``from_dict`` for any dataclass, and
   ``measure_synthetic_from_dict``, the comparison on a class of any field count
-  (chapter 03's slider);
+  (chapter 03's slider), with keys as they come off the wire or interned;
+* ``wire_dict``, ``interned_dict`` and ``keys_interned``: the same dictionary
+  with decoded (not interned) or interned keys, and the test between them. The
+  interpreter matches a keyword to a parameter name by identity first and falls
+  back to comparing the strings only when no name is the very same object; the
+  parameter names are interned, decoded keys are not;
 * ``BUILDER_ARGS`` for the validating and unchecked builders;
 * ``depth_payload_without_coercion``: an unchecked builder minus its one coercion;
+* ``hooked_and_plain``: two classes holding ``Side.BUY``, one of them under a
+  metaclass with ``__getattr__`` (what ``EnumType`` had up to 3.11);
 * ``QUOTED_RATIOS``: seed 000's ratios for the same pairs.
 
 >>> d = sample_order_dict()
@@ -24,12 +31,13 @@ True
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
 from ..comparison import SAMPLE_TARGET, Comparison, compare_interleaved
-from ..messages import dumps
+from ..messages import dumps, loads
 from ..model import (
     ORDER_TYPE_BY_VALUE,
     SELF_MATCH_BY_VALUE,
@@ -37,12 +45,14 @@ from ..model import (
     STATUS_BY_VALUE,
     TIF_BY_VALUE,
     Order,
+    Side,
 )
 from .slots import field_classes
 
 __all__ = [
     "sample_order_dict", "order_via_init", "direct_writer", "measure_synthetic_from_dict", "BUILDER_ARGS",
-    "depth_payload_without_coercion", "QUOTED_RATIOS",
+    "depth_payload_without_coercion", "QUOTED_RATIOS", "wire_dict", "interned_dict", "keys_interned", "KEY_KINDS",
+    "hooked_and_plain",
 ]
 
 QUOTED_RATIOS: dict[str, float] = {
@@ -107,17 +117,55 @@ def direct_writer(cls: type) -> Callable[[dict[str, Any]], Any]:
     return fn
 
 
+def wire_dict(d: dict[str, Any]) -> dict[str, Any]:
+    """``d`` as it arrives from a client: encoded and decoded again by the engine's codec (orjson).
+
+    The keys are new string objects, equal to ``d``'s but not interned.
+
+    >>> keys_interned(wire_dict({"qty": 1}))
+    False
+    """
+    return loads(dumps(d))
+
+
+def interned_dict(d: dict[str, Any]) -> dict[str, Any]:
+    """``d`` with every key replaced by its interned copy (``sys.intern``), values unchanged.
+
+    >>> keys_interned(interned_dict(wire_dict({"qty": 1})))
+    True
+    """
+    return {sys.intern(k): v for k, v in d.items()}
+
+
+def keys_interned(d: dict[str, Any]) -> bool:
+    """True when every key of ``d`` is the interned string itself, the object a parameter name is.
+
+    >>> keys_interned({"qty": 1}), keys_interned({"".join(["q", "ty"]): 1})
+    (True, False)
+    """
+    return all(k is sys.intern(k) for k in d)
+
+
+KEY_KINDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"wire": wire_dict, "interned": interned_dict}
+"""How ``measure_synthetic_from_dict`` can prepare its keys: decoded from the wire, or interned."""
+
+
 def measure_synthetic_from_dict(n_fields: int = 18, *, budget: float = 1.5,
-                                target: float = SAMPLE_TARGET) -> Comparison:
+                                target: float = SAMPLE_TARGET, keys: str = "wire") -> Comparison:
     """A slotted dataclass of ``n_fields`` ints: ``S(**d)`` (a) against ``__new__`` + direct writes (b).
 
-    Interleaved, adaptive; unpacks as ``(a, b)``. Cost: about ``budget`` seconds.
+    ``keys`` is ``"wire"`` (the dict decoded by the engine's codec, keys not interned:
+    what ``from_dict`` receives) or ``"interned"``. Interleaved, adaptive; unpacks as
+    ``(a, b)``. Cost: about ``budget`` seconds.
     """
+    if keys not in KEY_KINDS:
+        raise ValueError(f"keys must be one of {sorted(KEY_KINDS)}, not {keys!r}")
     _, Slotted = field_classes(n_fields)
-    d = {f"f{i}": i for i in range(n_fields)}
+    d = KEY_KINDS[keys]({f"f{i}": i for i in range(n_fields)})
     write = direct_writer(Slotted)
     return compare_interleaved(lambda: Slotted(**d), lambda: write(d), budget=budget, target=target,
-                               labels=(f"S(**d), {n_fields} fields", f"__new__ + {n_fields} slot writes"))
+                               labels=(f"S(**d), {n_fields} fields, {keys} keys",
+                                       f"__new__ + {n_fields} slot writes, {keys} keys"))
 
 
 BUILDER_ARGS: tuple[Any, ...] = ("o-7f3a9c", "EDU", "BUY", "LIMIT", 250, "ana", "GTC", "100.12")
@@ -141,3 +189,30 @@ def depth_payload_without_coercion(
     if best_ask is not None:
         d["best_ask"] = best_ask
     return dumps(d)
+
+
+class _GetattrHook(type):
+    """A metaclass with ``__getattr__``, like ``enum.EnumType`` up to CPython 3.11 (removed in 3.12)."""
+
+    def __getattr__(cls, name: str) -> Any:
+        raise AttributeError(name)
+
+
+@functools.lru_cache(maxsize=1)
+def hooked_and_plain() -> tuple[type, type]:
+    """``(Hooked, Plain)``: classes holding ``BUY = Side.BUY``; only ``Hooked``'s metaclass has ``__getattr__``.
+
+    The hook is never called for ``BUY`` (the attribute exists), but its presence
+    makes every class-attribute read take the slower route.
+
+    >>> Hooked, Plain = hooked_and_plain()
+    >>> Hooked.BUY is Plain.BUY is Side.BUY
+    True
+    """
+    class Hooked(metaclass=_GetattrHook):
+        BUY = Side.BUY
+
+    class Plain:
+        BUY = Side.BUY
+
+    return Hooked, Plain

@@ -10,6 +10,14 @@
   and the time taken; ``compaction_verdict`` states the memory side (exact) and
   ``compaction_times_line`` the time side (informational: the differences sit
   near the negligible band, so no verdict is drawn from them).
+* ``deep_flow``, ``compaction_counts``, ``factor_pass`` and ``time_each_operation``:
+  the same question on a book deep enough for the factors to differ: an opening
+  ramp of resting orders (built untimed) and then a steady, cancel-heavy stream
+  that holds the book near that depth. ``compaction_counts`` counts peaks and
+  rebuilds exactly, ``factor_pass`` is the stream as one timed ``Pass`` for
+  ``compare_passes``, ``factor_growth_verdict`` says how factor 1's extra cost grows
+  with depth, and ``time_each_operation`` times every operation on its own, marking
+  the ones that rebuilt the heaps or grew a dict's table (the slow operations).
 * ``full_vs_bare``: ``OrderBook`` against ``BareBook`` on the same ``standard``
   workload, interleaved (``bare_vs_full`` gives the same two measurements the other way round).
 * ``entry_layouts``: five ways to write a heap entry, and what each costs: a push
@@ -24,9 +32,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import itertools
 import random
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
@@ -37,11 +48,13 @@ from ..book import COMPACT_SLACK, OrderBook, heap_key
 from ..comparison import Comparison, compare, compare_passes
 from ..measure import Measurement, Pass, collector, interleave, measure, measure_passes
 from ..model import TIF, Order, OrderType, Side
-from ..workloads import CANCEL, NEW, apply_prepared, cancel_heavy, opening_ramp, prepare, standard
+from ..workloads import CANCEL, NEW, SYMBOL, Op, apply_prepared, cancel_heavy, opening_ramp, prepare, standard
 
 __all__ = [
-    "HeapEntry", "resting_heap", "DeletionCosts", "deletion_costs", "growth_verdict", "CompactionRow",
+    "HeapEntry", "resting_heap", "DeletionCosts", "deletion_costs", "per_operation", "growth_verdict", "CompactionRow",
     "compaction_sweep", "compaction_trace", "compaction_verdict", "compaction_times_line",
+    "deep_flow", "CompactionCount", "compaction_counts", "book_at_depth", "factor_pass", "factor_growth_verdict",
+    "OperationTimes", "time_each_operation", "counting_book", "slow_operations_verdict", "rebuild_spacing_verdict",
     "full_vs_bare", "bare_vs_full", "EntryLayout", "EntryLayoutRow", "ENTRY_LAYOUTS", "entry_layouts", "tracked_per_resting_order",
 ]
 
@@ -171,6 +184,16 @@ def deletion_costs(sizes: Sequence[int] = (1_000, 4_000, 16_000), *, cancels: in
                               ops_per_call=len(picked), repeat=repeat, gc=False)
         out.append(DeletionCosts(size, comparison.a, lazy, comparison.b, comparison))
     return out
+
+
+def per_operation(m: Measurement) -> Measurement:
+    """The same samples divided by ``ops_per_call``: seconds per operation (here, per cancel), labelled so.
+
+    >>> per_operation(Measurement.from_samples([12e-6] * 5, ops_per_call=12, label="x")).median
+    1e-06
+    """
+    return dataclasses.replace(m, samples=tuple(s / m.ops_per_call for s in m.samples), ops_per_call=1,
+                               label=f"{m.label}, per cancel" if m.label else "per cancel")
 
 
 def growth_verdict(costs: Sequence[DeletionCosts]) -> str:
@@ -320,6 +343,199 @@ def compaction_times_line(rows: Sequence[CompactionRow], *, against: float = 2) 
         c = compare(r.time, base.time)
         parts.append(f"{r.factor:g}: {c.ratio:.2f}x ({c.ci_text})")
     return f"time per run against compact_factor={against:g} (ratio of medians): " + "; ".join(parts)
+
+
+# ---------------------------------------------------------------- compaction on a deep book
+
+
+def deep_flow(depth: int, steady: int, seed: int = 1) -> tuple[list[Op], list[Op]]:
+    """``(ramp, stream)``: ``depth`` resting orders that never cross, then ``steady`` operations held near that depth.
+
+    ``opening_ramp(depth, seed, then=steady)`` cut in two. The stream is the
+    ``steady_state`` mix without mass cancels: about 45 % cancels of random live
+    orders, 10 % IOC and market orders that take from the top (and pop the dead keys
+    they meet there), the rest new passive limit orders; it keeps the live book near
+    ``depth``, so every cancel lands in a book of that size.
+
+    >>> ramp, stream = deep_flow(100, 50)
+    >>> len(ramp), len(stream)
+    (100, 50)
+    """
+    ops = opening_ramp(depth, seed=seed, then=steady)
+    return ops[:depth], ops[depth:]
+
+
+@dataclass(frozen=True)
+class CompactionCount:
+    """One ``compact_factor`` on one stream, counted exactly: peaks, rebuilds and cancels.
+
+    Peaks are read after every operation of the stream (the ramp before it holds
+    no dead keys). ``cancels_per_rebuild`` is the stream's cancels over its rebuilds
+    (None without a rebuild): with factor 1 it is about the slack, whatever the
+    depth; with a larger factor it grows with the book.
+    """
+
+    factor: float
+    peak_entries: int
+    peak_live: int
+    rebuilds: int
+    cancels: int
+
+    @property
+    def cancels_per_rebuild(self) -> float | None:
+        """Cancels in the stream per rebuild of the heaps (None if none happened)."""
+        return self.cancels / self.rebuilds if self.rebuilds else None
+
+
+def book_at_depth(ramp: Sequence[Op], factor: float, *, slack: int = COMPACT_SLACK) -> OrderBook:
+    """A fresh ``OrderBook`` with this ``compact_factor`` and the ramp resting in it. O(len(ramp) log n)."""
+    book = OrderBook(SYMBOL, compact_factor=factor, compact_slack=slack)
+    apply_prepared(book, prepare(ramp))
+    return book
+
+
+def compaction_counts(factors: Sequence[float], ramp: Sequence[Op], stream: Sequence[Op], *,
+                      slack: int = COMPACT_SLACK) -> list[CompactionCount]:
+    """Rest the ramp, then watch the stream on a book per factor: exact counts, the same on every run. O(factors x n)."""
+    out = []
+    for factor in factors:
+        book = _CountingBook(SYMBOL, compact_factor=factor, compact_slack=slack)
+        apply_prepared(book, prepare(ramp))  # fresh orders per book: a resting order belongs to one book
+        book.rebuilds = 0
+        peak, live, rebuilds = _track(book, prepare(stream))
+        out.append(CompactionCount(factor, peak, live, rebuilds, sum(op[0] == CANCEL for op in stream)))
+    return out
+
+
+def factor_pass(factor: float, ramp: Sequence[Op], stream: Sequence[Op], *, slack: int = COMPACT_SLACK) -> Pass:
+    """The stream on a book at depth, as one ``Pass``: the book and the orders are built untimed, the stream is timed."""
+    return Pass(f"compact_factor={factor:g}", lambda state: apply_prepared(*state),
+                lambda: (book_at_depth(ramp, factor, slack=slack), prepare(stream)), len(stream))
+
+
+def factor_growth_verdict(shallow: Comparison, deep: Comparison, depths: tuple[int, int]) -> str:
+    """A ``verdict:`` line: does factor 1's cost, over factor 2's, grow from the shallow book to the deep one?
+
+    Each argument compares factor 1 with factor 2 on the same stream at one depth.
+    "Grows" only when the deep interval lies wholly above the shallow one.
+    """
+    numbers = (f"factor 1 / factor 2 at {depths[0]:,} resting orders {shallow.ratio:.2f}x ({shallow.ci_text}), "
+               f"at {depths[1]:,} {deep.ratio:.2f}x ({deep.ci_text})")
+    if deep.ci[0] > shallow.ci[1]:
+        return f"verdict: factor 1's extra cost grows with the depth of the book: {numbers}"
+    if deep.ci[1] < shallow.ci[0]:
+        return f"verdict: factor 1's extra cost shrinks with the depth of the book: {numbers}"
+    return f"verdict: this run cannot tell how factor 1's extra cost changes with depth: {numbers}"
+
+
+@dataclass(frozen=True)
+class OperationTimes:
+    """Every operation of a stream timed on its own (``ns``), and which ones did extra O(n) work.
+
+    ``rebuilds``: indexes of operations during which the heaps were compacted.
+    ``resizes``: ``(index, dict name, entries after)`` for every operation during which
+    ``_live`` or ``_entries`` grew its table (``sys.getsizeof`` changed).
+    """
+
+    factor: float
+    ns: list[int]
+    rebuilds: list[int]
+    resizes: list[tuple[int, str, int]]
+
+
+def time_each_operation(book: OrderBook, prepared: Sequence[tuple[str, Any]], factor: float = 0.0) -> OperationTimes:
+    """Time each ``(kind, arg)`` of ``prepared`` on ``book`` alone (``perf_counter_ns``), collector off. O(n).
+
+    The bookkeeping that finds rebuilds and dict growth runs after the clock
+    stopped. A ``book`` that is not a ``_CountingBook`` reports no rebuilds.
+    """
+    clock = time.perf_counter_ns
+    submit, cancel = book.submit, book.cancel
+    watched = {"_live": book._live, "_entries": book._entries}
+    sizes = {name: sys.getsizeof(d) for name, d in watched.items()}
+    counted = getattr(book, "rebuilds", 0)
+    ns: list[int] = []
+    rebuilds: list[int] = []
+    resizes: list[tuple[int, str, int]] = []
+    with collector(False):  # a collection inside an operation would be a spike of its own
+        for i, (kind, arg) in enumerate(prepared):
+            start = clock()
+            if kind == NEW:
+                submit(arg)
+            else:
+                cancel(arg)
+            ns.append(clock() - start)
+            if getattr(book, "rebuilds", 0) != counted:
+                counted = book.rebuilds  # type: ignore[attr-defined]
+                rebuilds.append(i)
+            for name, d in watched.items():
+                if sys.getsizeof(d) != sizes[name]:
+                    sizes[name] = sys.getsizeof(d)
+                    resizes.append((i, name, len(d)))
+    return OperationTimes(factor, ns, rebuilds, resizes)
+
+
+def counting_book(factor: float, *, slack: int = COMPACT_SLACK) -> OrderBook:
+    """An ``OrderBook`` that counts its rebuilds in ``.rebuilds`` (for ``time_each_operation``)."""
+    return _CountingBook(SYMBOL, compact_factor=factor, compact_slack=slack)
+
+
+def slow_operations_verdict(times: OperationTimes, *, min_entries: int = 1_000, factor: float = 5.0) -> str:
+    """A ``verdict:`` line: did the operations that rebuilt the heaps, or grew a dict of ``min_entries`` or more, take longer?
+
+    "Longer" when the median of those operations is at least ``factor`` times the
+    median of all the others: each does O(n) work where an ordinary operation does
+    O(log n), so on a book of thousands the margin is wide.
+    """
+    import statistics
+
+    grew = sorted({i for i, _, entries in times.resizes if entries >= min_entries})
+    special = set(grew) | set(times.rebuilds)
+    ordinary = statistics.median(t for i, t in enumerate(times.ns) if i not in special)
+    parts, slow = [], []
+    for name, indexes in (("rebuilt the heaps", times.rebuilds), (f"grew a dict of {min_entries:,}+ entries", grew)):
+        if not indexes:
+            continue
+        ratio = statistics.median(times.ns[i] for i in indexes) / ordinary
+        parts.append(f"{len(indexes)} that {name}: median {ratio:,.0f}x")
+        slow.append(ratio >= factor)
+    numbers = f"(ordinary operation: median {ordinary / 1e3:,.1f} µs; " + "; ".join(parts) + ")"
+    who = f"compact_factor={times.factor:g}"
+    if not parts:
+        return f"verdict: {who}: no operation rebuilt the heaps or grew a large dict {numbers}"
+    if all(slow):
+        return f"verdict: {who}: the operations that did O(n) work took far longer than ordinary ones {numbers}"
+    return f"verdict: {who}: not every kind of O(n) operation stood out at this noise {numbers}"
+
+
+def rebuild_spacing_verdict(counts: dict[int, Sequence[CompactionCount]]) -> str:
+    """A ``verdict:`` line from exact counts at two or more depths: do rebuilds thin out as the book grows?
+
+    Compares cancels per rebuild at the shallowest and the deepest book, for
+    factor 1 and factor 2: "thin out" when the spacing at least doubles from a book
+    at least four times smaller, "keep their spacing" when it changes by less than
+    half. Exact counts, so the line is the same on every run.
+    """
+    shallow, deep = min(counts), max(counts)
+
+    def spacing(depth: int, factor: float) -> float | None:
+        row = next((c for c in counts[depth] if c.factor == factor), None)
+        return None if row is None else row.cancels_per_rebuild
+
+    words = []
+    for factor in (1, 2):
+        a, b = spacing(shallow, factor), spacing(deep, factor)
+        if a is None or b is None:
+            return "verdict: too few rebuilds at these depths to compare their spacing"
+        if deep >= 4 * shallow and b >= 2 * a:
+            trend = "thin out as the book grows"
+        elif 0.5 * a < b < 1.5 * a:
+            trend = "keep their spacing however deep the book"
+        else:
+            trend = "change their spacing"
+        words.append(f"with factor {factor} the rebuilds {trend} ({a:,.0f} cancels per rebuild at {shallow:,} resting orders, "
+                     f"{b:,.0f} at {deep:,})")
+    return "verdict: " + "; ".join(words)
 
 
 def full_vs_bare(n: int = 10_000, *, seed: int = 1, budget: float = 2.0) -> Comparison:

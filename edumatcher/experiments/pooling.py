@@ -11,8 +11,8 @@
 * ``address_reuse`` shows CPython's allocator doing the pooling already: objects
   freed one after another come back at the same few addresses.
 * ``tracked_added`` counts how many objects the cyclic collector tracks for
-  each of a few ways to hold n values, and ``structure_pause`` times a full
-  collection with one of them alive, against none, in a fresh process.
+  each way of holding n values in ``held_values.HOLDINGS`` (``held_values``
+  times what each adds to a full collection, in a fresh process).
 
 >>> rows, same = stale_reference()
 >>> same, rows[-1][1]
@@ -23,21 +23,20 @@ from __future__ import annotations
 
 import gc
 import os
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..comparison import Comparison, compare_interleaved
 from ..isolated import run_isolated
-from ..measure import Measurement, _interleave_ids, measure
-from ..metrics import LatencyRing
+from ..measure import Measurement, _interleave_ids
 from ..model import TIF, Order, OrderStatus, OrderType, SelfMatch, Side
+from .held_values import HOLDINGS
 
 __all__ = [
     "OrderPool", "fill", "describe", "INIT_LABEL", "NEW_LABEL", "POOL_LABEL", "POOL_SETUP", "allocation_code",
     "allocation_worker", "AllocationCosts", "allocation_costs", "stale_reference", "address_reuse",
-    "STRUCTURES", "TrackedRow", "tracked_added", "StructurePause", "structure_pause_worker", "structure_pause",
+    "TrackedRow", "tracked_counts", "tracked_added",
 ]
 
 
@@ -275,16 +274,6 @@ def address_reuse(n: int = 1_000) -> dict[str, tuple[int, int]]:
     return out
 
 
-STRUCTURES: dict[str, Callable[[int], object]] = {
-    "ints in a preallocated list (a ring)": lambda n: LatencyRing(1 << max(0, (n - 1).bit_length())).duration_ns,
-    "deque(maxlen=64) after n appends": lambda n: deque(range(n), maxlen=64),
-    "dicts of ints, one per item": lambda n: [{"qty": i, "price": i} for i in range(n)],
-    "tuples of two ints, one per item": lambda n: [(i, -i) for i in range(n)],
-    "Order objects, one per item": lambda n: [fill(object.__new__(Order), f"o{i}", Side.BUY, 1, i, "ana") for i in range(n)],
-}
-"""Ways to hold ``n`` values, by name: each builder returns the structure."""
-
-
 @dataclass(frozen=True)
 class TrackedRow:
     """How many tracked objects one structure of ``n`` items adds, right after building and after a collection."""
@@ -299,19 +288,20 @@ def _tracked() -> int:
     return len(gc.get_objects())
 
 
-def tracked_added(n: int = 10_000) -> list[TrackedRow]:
-    """Build each of ``STRUCTURES`` with ``n`` items; count the tracked objects it adds, before and after ``gc.collect()``.
+def tracked_counts(n: int = 10_000) -> list[list[Any]]:
+    """Build each of ``held_values.HOLDINGS`` with ``n`` items; count the tracked objects it adds, before and after ``gc.collect()``.
 
-    The second count matters for tuples: CPython tracks a new tuple, and a
-    collection stops tracking the ones that hold only untracked values. Automatic
-    collection is off while each structure is built (and restored), so the first
-    count is the state at creation, before any collection had a chance to look.
-    O(structures x objects in the process).
+    Returns ``[name, n, after_build, after_collection]`` rows (JSON-able, for a
+    worker). The second count matters for tuples: CPython tracks a new tuple, and
+    a collection stops tracking the ones that hold only untracked values.
+    Automatic collection is off while each structure is built (and restored), so
+    the first count is the state at creation, before any collection had a chance
+    to look. O(structures x objects in the process).
     """
-    rows: list[TrackedRow] = []
+    rows: list[list[Any]] = []
     was = gc.isenabled()
     gc.collect()  # settle: the first collection also untracks whatever earlier code left behind
-    for name, build in STRUCTURES.items():
+    for name, build in HOLDINGS.items():
         gc.collect()
         base = _tracked()
         gc.disable()
@@ -323,56 +313,22 @@ def tracked_added(n: int = 10_000) -> list[TrackedRow]:
                 gc.enable()
         gc.collect()
         collected = _tracked() - base
-        rows.append(TrackedRow(name, n, built, collected))
+        rows.append([name, n, built, collected])
         del structure
     gc.collect()
     return rows
 
 
-@dataclass(frozen=True)
-class StructurePause:
-    """Full collections timed with nothing kept (``baseline``) and with one structure alive (``pause``), one process."""
+def tracked_added(n: int = 10_000, *, isolated: bool = True, timeout: float = 60.0) -> list[TrackedRow]:
+    """``tracked_counts(n)`` as ``TrackedRow`` objects, counted in a fresh worker process by default.
 
-    baseline: Measurement
-    pause: Measurement
-    added: int  # tracked objects the structure added, after a collection
-    isolated: bool
-
-
-def structure_pause_worker(name: str, n: int, repeat: int = 5) -> dict[str, Any]:
-    """The worker side of ``structure_pause``: pauses without and with the structure, as plain data (seconds)."""
-    if name not in STRUCTURES:
-        raise ValueError(f"unknown structure {name!r}; choose one of {list(STRUCTURES)}")
-    gc.collect()
-    baseline = measure(gc.collect, number=1, repeat=repeat).samples
-    gc.collect()  # whatever timing left behind is gone before counting
-    base = _tracked()
-    structure = STRUCTURES[name](n)
-    gc.collect()
-    added = _tracked() - base
-    pause = measure(gc.collect, number=1, repeat=repeat).samples
-    del structure
-    gc.collect()
-    return {"baseline": list(baseline), "pause": list(pause), "added": added}
-
-
-def structure_pause(name: str, n: int, *, repeat: int = 5, isolated: bool = True,
-                    timeout: float = 60.0) -> StructurePause:
-    """A full collection's pause with nothing kept, then with ``STRUCTURES[name]`` of ``n`` items alive.
-
-    With ``isolated`` (the default) both are timed in one fresh worker process
-    (``edumatcher.isolated.run_isolated``): a full collection walks every object
-    the process tracks, and a notebook kernel tracks far more than the structure,
-    so in the kernel the structure's share would drown in the kernel's own.
+    Counting is ``len(gc.get_objects())`` around full collections: in a notebook
+    kernel that tracks hundreds of thousands of objects each of those takes a
+    good part of a second on a busy machine, in a fresh process a few milliseconds.
+    The counts are the same wherever they are taken.
     """
-    if name not in STRUCTURES:
-        raise ValueError(f"unknown structure {name!r}; choose one of {list(STRUCTURES)}")
-    kwargs = {"name": name, "n": n, "repeat": repeat}
     if isolated:
-        got = run_isolated("edumatcher.experiments.pooling:structure_pause_worker", kwargs, timeout=timeout)
+        got = run_isolated("edumatcher.experiments.pooling:tracked_counts", {"n": n}, timeout=timeout)
     else:
-        got = structure_pause_worker(name, n, repeat)
-    where = "fresh process" if isolated else "this process"
-    baseline = Measurement.from_samples(got["baseline"], number=1, warmup=1, label=f"{where}, nothing kept")
-    pause = Measurement.from_samples(got["pause"], number=1, warmup=1, label=f"{where}, with {n:,} {name}")
-    return StructurePause(baseline, pause, int(got["added"]), isolated)
+        got = tracked_counts(n)
+    return [TrackedRow(name, int(size), int(built), int(collected)) for name, size, built, collected in got]

@@ -31,8 +31,8 @@ from .message_path import fresh_engine
 from .side_by_side import QUOTED_000, SideBySide, measured_here, side_by_side
 
 __all__ = [
-    "ProfileRow", "ProfileReport", "profile_message_path", "function_label", "ONE_PERCENT",
-    "SEED_PROFILE", "profile_beside_seed",
+    "ProfileRow", "ProfileReport", "profile_message_path", "report_from_stats", "function_label", "ONE_PERCENT",
+    "SEED_PROFILE", "profile_beside_seed", "HARNESS_FUNCTIONS",
 ]
 
 ONE_PERCENT = 0.01
@@ -139,37 +139,58 @@ class ProfileReport:
         return f"<div><table><tr>{head}</tr>{body}</table><p style='font-size:smaller'>{esc(foot)}</p></div>"
 
 
+HARNESS_FUNCTIONS = frozenset({"_run_all", "<module>", "<method 'disable' of '_lsprof.Profiler' objects>"})
+"""Names of pstats entries that belong to the profiling harness, not to the engine: the driver loop
+of ``profile_message_path``, a loop written at the top level of a notebook cell or script
+(``<module>``) between ``enable()`` and ``disable()``, and the profiler's own switch-off call."""
+
+
 def _run_all(engine: object, payloads: Sequence[bytes]) -> None:
     handle = engine.handle  # type: ignore[attr-defined]
     for payload in payloads:
         handle(payload)
 
 
+def report_from_stats(
+    stats: pstats.Stats, messages: int, *, leave_out: frozenset[str] | set[str] = HARNESS_FUNCTIONS,
+) -> ProfileReport:
+    """Read a ``pstats.Stats`` as a ``ProfileReport``: one row per function, sorted by own time. O(functions).
+
+    ``messages`` is how many messages the profiled code handled (for calls per message).
+    Entries whose function name is in ``leave_out`` (the harness: a driver loop, the
+    profiler's ``disable``) are dropped from the rows and from the total. Calls are
+    primitive calls (pstats' ``cc``: a recursive call is not counted again).
+    """
+    if messages < 1:
+        raise ValueError(f"messages must be at least 1, not {messages!r}")
+    entries = []
+    for key, (primitive_calls, _calls, own, cumulative, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        if key[2] in leave_out:
+            continue
+        entries.append((key, primitive_calls, own, cumulative))
+    total = sum(own for _, _, own, _ in entries) or 1e-12
+    rows = sorted(
+        (ProfileRow(function_label(key), calls, calls / messages, own, cumulative, own / total)
+         for key, calls, own, cumulative in entries),
+        key=lambda r: r.own_seconds, reverse=True,
+    )
+    return ProfileReport(tuple(rows), total, messages)
+
+
 def profile_message_path(payloads: Sequence[bytes]) -> ProfileReport:
     """Profile ``Engine.handle`` over ``payloads`` on a fresh engine; rows sorted by own time. O(n).
 
     The driver loop itself (``_run_all``) is left out of the rows and the total:
-    it is the profiler's harness, not the engine.
+    it is the profiler's harness, not the engine. Chapter 01 writes the same
+    profile out in a cell (``cProfile.Profile``, ``enable``/``disable``) and reads
+    it with ``report_from_stats``.
     """
     if not payloads:
         raise ValueError("profile_message_path needs at least one payload")
     engine = fresh_engine()
     profiler = cProfile.Profile()
     profiler.runcall(_run_all, engine, payloads)
-    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-    entries = []
-    for key, (primitive_calls, _calls, own, cumulative, _callers) in stats.items():
-        if key[2] in ("_run_all", "<method 'disable' of '_lsprof.Profiler' objects>"):
-            continue
-        entries.append((key, primitive_calls, own, cumulative))
-    total = sum(own for _, _, own, _ in entries) or 1e-12
-    n = len(payloads)
-    rows = sorted(
-        (ProfileRow(function_label(key), calls, calls / n, own, cumulative, own / total)
-         for key, calls, own, cumulative in entries),
-        key=lambda r: r.own_seconds, reverse=True,
-    )
-    return ProfileReport(tuple(rows), total, n)
+    return report_from_stats(pstats.Stats(profiler), len(payloads))
 
 
 SEED_PROFILE: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
@@ -181,7 +202,8 @@ SEED_PROFILE: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("_publish_trade", "2.9 %", "0.5", (" _event_frames",)),
     ("from_ticks", "2.8 %", "2.5", (" from_ticks", " to_ticks")),
     ("orjson.dumps", "2.2 %", "2.5", ("<built-in method orjson.dumps>", "<orjson.dumps>")),
-    ("enum.__get__ (the .value descriptor)", "1.9 %", "3.5", (" __get__",)),
+    # enum.py's descriptor only: a bare " __get__" also matched other libraries' descriptors.
+    ("enum.__get__ (the .value descriptor)", "1.9 %", "3.5", ("enum.py:",)),
     ("logging.isEnabledFor", "1.4 %", "5.5", ()),
 )
 """Seed 000's profile of 20 000 orders (quoted, CPython 3.14): component, share, calls per order,

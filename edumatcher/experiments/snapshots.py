@@ -35,7 +35,7 @@ from ..sinks import IterableSource
 from ..workloads import MID, SYMBOL, opening_ramp, to_order
 
 __all__ = [
-    "ORDERS_PER_LEVEL", "STEP_NS", "CountingSink", "ramped_engine", "price_levels", "trade_pairs",
+    "ORDERS_PER_LEVEL", "STEP_NS", "MIN_PASSES", "CountingSink", "ramped_engine", "price_levels", "trade_pairs",
     "SnapshotCost", "snapshot_costs", "PublicationCost", "publication_costs", "gap_direction",
 ]
 
@@ -45,6 +45,14 @@ ORDERS_PER_LEVEL = 10
 STEP_NS = 1_000_000
 """Market time between two messages of the fake clock: 1 ms, i.e. 1,000 messages a second, so the
 default 100 ms interval allows one snapshot per 100 messages."""
+
+MIN_PASSES = 40
+"""Fewest interleaved rounds (one pass of each policy) per book size, whatever the time budget.
+
+On the largest book a round lasts tens of milliseconds, so a one-second budget on a
+busy machine ran out after fewer than 20 rounds: few enough that the bootstrap
+interval moves a lot between runs. Forty rounds give an interval worth printing
+and cost about two seconds on the largest book."""
 
 
 class CountingSink:
@@ -215,6 +223,7 @@ def _run_pass(data: tuple[Engine, list[bytes], CountingSink]) -> CountingSink:
 
 def publication_costs(
     sizes: Sequence[int], *, pairs: int = 100, interval_ns: int = DEFAULT_SNAPSHOT_INTERVAL_NS, budget: float = 1.0,
+    min_rounds: int = MIN_PASSES,
 ) -> list[PublicationCost]:
     """Compare ``Engine.run`` over ``trade_pairs(pairs)`` with snapshots after every change and throttled.
 
@@ -223,8 +232,8 @@ def publication_costs(
     that changed the book) and one with ``interval_ns`` (at most one per interval
     of market time; the fake clock moves ``STEP_NS`` per message). Their passes are
     compared in interleaved, adaptive rounds (``comparison.compare_passes``, about
-    ``budget`` seconds per size); each sample is one pass over the stream,
-    ``ops_per_call`` = messages.
+    ``budget`` seconds per size, but never fewer than ``min_rounds`` rounds); each
+    sample is one pass over the stream, ``ops_per_call`` = messages.
     """
     stream = trade_pairs(pairs)
     out: list[PublicationCost] = []
@@ -235,7 +244,7 @@ def publication_costs(
             Pass(f"snapshot after every change, {resting:,} resting", _run_pass, every.prepare, len(stream)),
             Pass(f"throttled (one per {interval_ns / 1e6:g} ms), {resting:,} resting", _run_pass, throttled.prepare,
                  len(stream)),
-            budget=budget,
+            budget=budget, min_rounds=min_rounds,
         )
         messages, published = every.totals()
         throttled_messages, published_throttled = throttled.totals()

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from ..experiments.heaps import CompactionRow
+from ..experiments.heaps import CompactionRow, OperationTimes
 
-__all__ = ["compaction_trace_figure", "compaction_sweep_figure"]
+__all__ = ["compaction_trace_figure", "compaction_sweep_figure", "operation_times_figure"]
 
 
 def compaction_trace_figure(trace: Sequence[tuple[int, int]], row: CompactionRow, *, slack: int | None = None) -> Figure:
@@ -59,4 +59,36 @@ def compaction_sweep_figure(rows: Sequence[CompactionRow]) -> Figure:
     right.set_ylabel("µs per operation")
     right.set_title("median, whisker: min to max", fontsize=9)
     fig.suptitle("Compaction factor: memory held against time spent")
+    return fig
+
+
+def operation_times_figure(runs: Sequence[OperationTimes], *, ramp: int = 0, min_entries: int = 1_000) -> Figure:
+    """One panel per run: every operation's time (µs, log scale), the O(n) ones marked.
+
+    Crosses are operations that rebuilt the heaps; triangles operations that grew
+    ``_live``/``_entries`` to ``min_entries`` or more entries; a dashed line ends the
+    ramp of the first ``ramp`` operations.
+    """
+    if not runs:
+        raise ValueError("operation_times_figure needs at least one run")
+    fig = Figure(figsize=(8.5, 2.6 * len(runs) + 0.4), layout="constrained")
+    axes = fig.subplots(len(runs), 1, sharex=True, sharey=True, squeeze=False)[:, 0]
+    for ax, run in zip(axes, runs, strict=True):
+        us = [t / 1e3 for t in run.ns]
+        ax.scatter(range(len(us)), us, s=2, color="#90a4ae", label="one operation", rasterized=True)
+        if run.rebuilds:
+            ax.scatter(run.rebuilds, [us[i] for i in run.rebuilds], s=22, marker="x", color="#c62828",
+                       label=f"rebuilt the heaps ({len(run.rebuilds)})")
+        grew = sorted({i for i, _, entries in run.resizes if entries >= min_entries})
+        if grew:
+            ax.scatter(grew, [us[i] for i in grew], s=40, marker="^", color="#ef6c00",
+                       label=f"grew a dict to {min_entries:,}+ entries ({len(grew)})")
+        if ramp:
+            ax.axvline(ramp, color="#37474f", linestyle="--", linewidth=0.8)
+        ax.set_yscale("log")
+        ax.set_ylabel("µs (log)")
+        ax.set_title(f"compact_factor = {run.factor:g}", fontsize=9)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", markerscale=1.5)
+    axes[-1].set_xlabel("operation (dashed line: the ramp ends, the cancel-heavy stream begins)" if ramp else "operation")
     return fig

@@ -18,7 +18,7 @@ __all__ = ["level_memory_figure"]
 
 
 def _panel(ax: object, xs: list[int], rows: Sequence[LevelMemory], xlabel: str, title: str) -> None:
-    ax.plot(xs, [r.array_bytes / 1024 for r in rows], marker="o", color="#6a1b9a", label="ArrayLevels (one slot per tick)")  # type: ignore[attr-defined]
+    ax.plot(xs, [r.array_bytes / 1024 for r in rows], marker="o", color="#6a1b9a", label="TickColumns: arrays, one slot per tick")  # type: ignore[attr-defined]
     ax.plot(xs, [r.dict_bytes / 1024 for r in rows], marker="s", color="#00838f", label="dict of levels (occupied only)")  # type: ignore[attr-defined]
     ax.set_xscale("log")  # type: ignore[attr-defined]
     ax.set_yscale("log")  # type: ignore[attr-defined]

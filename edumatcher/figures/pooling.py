@@ -1,9 +1,8 @@
-"""Pictures for the Java question: what the collector tracks, and what a structure adds to a full collection.
+"""Picture for the Java question: what the collector tracks.
 
-* ``tracked_bars``: per way of holding n values, the tracked objects it adds at
-  creation and after a collection (log axis: 1 and n side by side).
-* ``pause_bars``: a full collection's pause without and with one structure alive,
-  median with a min-max bar.
+``tracked_bars``: per way of holding n values, the tracked objects it adds at
+creation and after a collection (log axis: 1 and n side by side). What each adds
+to a full collection's pause is drawn by ``figures.held_values``.
 """
 
 from __future__ import annotations
@@ -13,9 +12,8 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from ..experiments.pooling import TrackedRow
-from ..measure import Measurement
 
-__all__ = ["tracked_bars", "pause_bars"]
+__all__ = ["tracked_bars"]
 
 
 def tracked_bars(rows: Sequence[TrackedRow]) -> Figure:
@@ -39,25 +37,4 @@ def tracked_bars(rows: Sequence[TrackedRow]) -> Figure:
     ax.set_xlabel(f"objects the collector tracks, added by holding {rows[0].n:,} values (log scale)")
     ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)
     ax.grid(True, axis="x", alpha=0.3)
-    return fig
-
-
-def pause_bars(baseline: Measurement, loaded: Measurement, *, title: str = "") -> Figure:
-    """Two bars: a full collection's pause without the structure (``baseline``) and with it alive (ms).
-
-    Each bar is labelled with its measurement's label (defaults when unlabelled).
-    """
-    fig = Figure(figsize=(7.5, 2.6), layout="constrained")
-    ax = fig.add_subplot()
-    ms = [baseline, loaded]
-    med = [m.median * 1e3 for m in ms]
-    err = [[(m.median - m.min) * 1e3 for m in ms], [(m.max - m.median) * 1e3 for m in ms]]
-    ax.barh([baseline.label or "without the structure", loaded.label or "with the structure"], med, xerr=err, color=["#90a4ae", "#ad1457"],
-            capsize=3)
-    for y, v in enumerate(med):
-        ax.annotate(f"{v:,.1f} ms", xy=(v, y), xytext=(4, 8), textcoords="offset points", fontsize=8)
-    ax.set_xlim(0, max(m + e for m, e in zip(med, err[1], strict=True)) * 1.25)
-    ax.set_xlabel("full collection pause (ms, median; bar: min to max)")
-    ax.tick_params(axis="y", labelsize=8)
-    ax.set_title(title, fontsize=10)
     return fig

@@ -1,15 +1,19 @@
-"""Plain against slotted instances of one class: memory, construction and attribute read, side by side."""
+"""Plain against slotted instances: one class's memory, construction and read; memory against field count."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from matplotlib.figure import Figure
 
+from ..experiments.inline_values import LayoutRow, largest_step
 from ..experiments.slots import SlotsFigures
 
-__all__ = ["slots_panels", "PLAIN_COLOUR", "SLOTTED_COLOUR"]
+__all__ = ["slots_panels", "memory_by_fields", "PLAIN_COLOUR", "SLOTTED_COLOUR", "MATERIALISED_COLOUR"]
 
 PLAIN_COLOUR = "#b0bec5"
 SLOTTED_COLOUR = "#1565c0"
+MATERIALISED_COLOUR = "#ef6c00"
 
 
 def slots_panels(figures: SlotsFigures, *, title: str = "") -> Figure:
@@ -38,4 +42,33 @@ def slots_panels(figures: SlotsFigures, *, title: str = "") -> Figure:
         for x, v in enumerate(med):
             ax.annotate(f"{v:,.3g}", xy=(x, v), xytext=(6, 2), textcoords="offset points", fontsize=8)
     fig.suptitle(title or f"{figures.n_fields}-field dataclass: plain against slots=True (measured here)")
+    return fig
+
+
+def memory_by_fields(rows: Sequence[LayoutRow], *, interpreter: str = "", title: str = "") -> Figure:
+    """Bytes per instance against field count: plain, plain after ``__dict__`` was read, and slotted.
+
+    The largest step of the plain line (``largest_step``) is marked and labelled
+    with its two byte counts, so the cliff is read from the data, not from the text.
+    """
+    if len(rows) < 2:
+        raise ValueError("memory_by_fields needs at least two rows")
+    fig = Figure(figsize=(8.5, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    xs = [r.n_fields for r in rows]
+    ax.plot(xs, [r.plain for r in rows], "o-", color=PLAIN_COLOUR, label="plain", markersize=4)
+    ax.plot(xs, [r.materialised for r in rows], "s--", color=MATERIALISED_COLOUR, markersize=3,
+            label="plain, after reading obj.__dict__")
+    ax.plot(xs, [r.slotted for r in rows], "o-", color=SLOTTED_COLOUR, label="slots=True", markersize=4)
+    before, after = largest_step(rows)
+    ax.annotate(f"largest step: {before.n_fields} → {after.n_fields} fields,\n"
+                f"{before.plain:,.0f} B → {after.plain:,.0f} B",
+                xy=(after.n_fields, after.plain), xytext=(8, -30), textcoords="offset points", fontsize=8,
+                arrowprops={"arrowstyle": "->", "color": "#37474f"})
+    ax.set_xlabel("int fields in the dataclass")
+    ax.set_ylabel("bytes per instance (tracemalloc)")
+    ax.set_ylim(0, max(max(r.plain, r.materialised) for r in rows) * 1.15)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title(title or f"Memory per instance against field count{', ' + interpreter if interpreter else ''}"
+                 " (measured here)", fontsize=10)
     return fig

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html
+import re
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -46,6 +48,19 @@ class ChecklistControl(widgets.VBox):
         else:
             raise ValueError(f"no button called {label!r}")
         self.render()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        """The widget view, plus the current question as HTML and text where no kernel runs.
+
+        GitHub, nbviewer and nbconvert skip the widget view of a notebook saved without widget
+        state; they show this HTML instead (the same fallback ``FigureControl`` gives).
+        """
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        question = re.sub(r"<[^>]+>", "", self.prompt.value)
+        return {"text/html": self.prompt.value + self.trail.value, **bundle,
+                "text/plain": f"{html.unescape(question)} (interactive checklist: run the notebook to answer)"}
 
     def render(self) -> None:
         """Show the current question or outcome, enable the buttons that make sense, list the answers so far."""

@@ -17,10 +17,19 @@ edge-triggered wake-up, so a reply that arrives just then sits unread until the
 cell timeout expires, and the run then goes on as if nothing had happened
 (jupyter/nbclient#312; about 1 run in 20 for chapter 05's widget on a busy
 2-CPU machine). With no capture there is nothing to imitate and nothing is sent.
+
+Where no kernel runs (GitHub, nbviewer, ``jupyter nbconvert``, an untrusted
+notebook reopened in JupyterLab) a widget view cannot be drawn: those renderers
+skip the widget mimetype when the notebook holds no widget state. So the
+control's display bundle also carries its default drawing as a static image
+(or HTML) and a one-line text summary, and a reader there sees the picture the
+cell drew instead of a bare ``FigureControl(...)``. A live front end still
+prefers the widget view, so the picture is never shown twice.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,7 +37,11 @@ import ipywidgets as widgets
 from IPython import get_ipython
 from IPython.core.formatters import DisplayFormatter
 
-__all__ = ["FigureControl", "as_display_data"]
+__all__ = ["FigureControl", "as_display_data", "static_fallback"]
+
+# The mimetypes a static renderer can show in place of the widget, most useful first.
+STATIC_MIMETYPES = ("image/png", "image/svg+xml", "text/html")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def as_display_data(item: Any) -> dict[str, Any]:
@@ -43,6 +56,25 @@ def as_display_data(item: Any) -> dict[str, Any]:
     return {"output_type": "display_data", "data": data, "metadata": metadata}
 
 
+def _plain_text(html: str) -> str:
+    """``html`` without its tags, whitespace collapsed: a caption fit for a text/plain line."""
+    return " ".join(re.sub(r"<[^>]+>", "", html).split())
+
+
+def static_fallback(outputs: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """The richest static data among ``outputs`` (display_data dicts), one entry per mimetype.
+
+    A display bundle holds one value per mimetype, so of several drawings the first that
+    offers a mimetype wins it: the chapter's main figure comes first in every ``draw``.
+    """
+    bundle: dict[str, Any] = {}
+    for output in outputs:
+        for mimetype in STATIC_MIMETYPES:
+            if mimetype in output.get("data", {}) and mimetype not in bundle:
+                bundle[mimetype] = output["data"][mimetype]
+    return bundle
+
+
 class FigureControl(widgets.VBox):
     """Controls on top, the drawing below; ``redraw()`` draws now, ``last`` holds what was drawn last."""
 
@@ -53,6 +85,7 @@ class FigureControl(widgets.VBox):
         self.output = widgets.Output()
         self.last: tuple[Any, ...] = ()
         rows: list[widgets.Widget] = []
+        self._caption_text = _plain_text(caption)
         if caption:
             rows.append(widgets.HTML(f"<p style='margin:0'>{caption}</p>"))
         rows.append(widgets.HBox(list(self.controls.values())))
@@ -65,6 +98,19 @@ class FigureControl(widgets.VBox):
     def values(self) -> dict[str, Any]:
         """The current value of every control, by the name ``draw`` receives it under."""
         return {name: control.value for name, control in self.controls.items()}
+
+    def summary(self) -> str:
+        """One line for text-only renderers: the caption and the values the drawing was made with."""
+        settings = ", ".join(f"{name}={value!r}" for name, value in self.values().items())
+        caption = getattr(self, "_caption_text", "") or type(self).__name__
+        return f"{caption} [{settings}] (interactive control: run the notebook to change it)"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        """The widget view, with the current drawing as a static fallback (see the module docstring)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        return {**static_fallback(tuple(self.output.outputs)), **bundle, "text/plain": self.summary()}
 
     def _on_change(self, change: Mapping[str, Any]) -> None:
         self.redraw()

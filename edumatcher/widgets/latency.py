@@ -13,14 +13,14 @@ __all__ = ["latency_explorer", "draw_latency"]
 
 
 def draw_latency(depth: int, messages: int, seed: int = 1) -> tuple[object, ...]:
-    """Handle ``steady_state(messages, depth=depth)`` on a fresh engine; the histogram and its figures."""
+    """Handle ``steady_state(messages, depth=depth)`` on a fresh engine; the histogram of service times and its figures."""
     latencies = handling_latencies(encode_workload(steady_state(messages, seed=seed, depth=depth)))
     s = summarise_latencies(latencies)
     note = widgets.HTML(
         f"<p>{s.count:,} messages at depth {depth:,}: p50 <b>{s.p50 / 1e3:,.1f} µs</b>, "
         f"p99 <b>{s.p99 / 1e3:,.1f} µs</b>, max <b>{s.max / 1e3:,.1f} µs</b>; "
         f"{s.throughput:,.0f} messages/s back to back.</p>")
-    return latency_histogram(latencies, title=f"Handling latency, book depth about {depth:,}"), note
+    return latency_histogram(latencies, title=f"Service time per message (no queueing), book depth about {depth:,}"), note
 
 
 def latency_explorer(*, seed: int = 1) -> FigureControl:

@@ -23,7 +23,8 @@ def slots_explorer(*, instances: int = 5_000, budget: float = 0.6, target: float
     }
 
     def draw(n_fields: int) -> tuple[object, ...]:
-        figures = measure_slots(n_fields, instances=instances, budget=budget, target=target)
+        figures = measure_slots(n_fields, instances=instances, budget=budget, target=target,
+                               seed_instances=instances)
         construction, read = figures.construction, figures.read
         note = widgets.HTML(f"<p>slots save <b>{figures.memory_saving * 100:.0f} %</b> of each instance's "
                             f"memory at {n_fields} field(s); time ratio plain / slotted: construction "

@@ -1,37 +1,44 @@
-"""Chapter 08's control: how you hold a value decides whether the collector has to look at it."""
+"""Chapter 08's control: how you hold n values decides what every full collection pays for them."""
 
 from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..experiments.pooling import STRUCTURES, structure_pause
-from ..figures.pooling import pause_bars
+from ..experiments.held_values import HOLDINGS, HeldCost, added_pauses
+from ..figures.held_values import added_pause_figure
 from .figure_control import FigureControl
 
-__all__ = ["SIZES", "draw_structure_pause", "tracking_explorer"]
+__all__ = ["SIZES", "DEFAULT_N", "draw_held_values", "tracking_explorer"]
 
-SIZES: tuple[int, ...] = (10_000, 50_000, 200_000)
-"""Numbers of values offered."""
+SIZES: tuple[int, ...] = (10_000, 100_000, 300_000)
+"""Numbers of values offered. Building 300,000 ``Order`` objects takes a few seconds; more would not be a widget."""
 
-
-def draw_structure_pause(name: str, n: int) -> tuple[object, ...]:
-    """In one fresh process, time a full collection with nothing kept and with ``STRUCTURES[name]`` of ``n`` items."""
-    got = structure_pause(name, n)
-    base, with_it = got.baseline.median, got.pause.median
-    note = widgets.HTML(
-        f"<p>{n:,} values held as <i>{name}</i> add {got.added:,} tracked objects. In a fresh process, a full "
-        f"collection took {base * 1e3:,.2f} ms with nothing kept and {with_it * 1e3:,.2f} ms with them alive "
-        f"({(with_it - base) * 1e3:+,.2f} ms; medians of {got.pause.repeat} collections).</p>")
-    return pause_bars(got.baseline, got.pause, title=f"{n:,} values as {name}"), note
+DEFAULT_N = 100_000
+"""The default: enough ``Order`` objects for a pause of milliseconds, and a list whose references show too."""
 
 
-def tracking_explorer(*, name: str = "Order objects, one per item", n: int = 50_000) -> FigureControl:
-    """Dropdowns for the structure and the number of values; each choice is measured in a fresh worker process."""
-    if name not in STRUCTURES or n not in SIZES:
-        raise ValueError(f"name must be one of {list(STRUCTURES)} and n one of {SIZES}")
-    controls = {
-        "name": widgets.Dropdown(options=list(STRUCTURES), value=name, description="held as", layout={"width": "420px"}),
-        "n": widgets.Dropdown(options=list(SIZES), value=n, description="values"),
-    }
-    return FigureControl(draw_structure_pause, controls,
-                         caption="Which ways of holding values cost the collector nothing?")
+def _note(rows: list[HeldCost]) -> widgets.HTML:
+    by_name = {r.holding: r for r in rows}
+    n = rows[0].n
+    items = "".join(
+        f"<li><i>{r.holding}</i>: {r.tracked_added:,} tracked object{'' if r.tracked_added == 1 else 's'}, {r.added_text} "
+        f"({r.per_value_ns:,.1f} ns per value)</li>" for r in by_name.values())
+    return widgets.HTML(
+        f"<p>{n:,} values, each way of holding them built in turn in one fresh process (CPython {rows[0].python}), "
+        f"{rows[0].loaded.repeat} full collections timed without and with it ({rows[0].loaded.clock}):</p>"
+        f"<ul style='margin-top:0'>{items}</ul>")
+
+
+def draw_held_values(n: int) -> tuple[object, ...]:
+    """Time, in one fresh process, what each of ``HOLDINGS`` with ``n`` values adds to a full collection."""
+    rows = added_pauses([(name, n) for name in HOLDINGS])
+    return added_pause_figure(rows), _note(rows)
+
+
+def tracking_explorer(*, n: int = DEFAULT_N) -> FigureControl:
+    """A dropdown for the number of values; every choice is measured in a fresh worker process."""
+    if n not in SIZES:
+        raise ValueError(f"n must be one of {SIZES}, not {n!r}")
+    controls = {"n": widgets.Dropdown(options=[(f"{s:,}", s) for s in SIZES], value=n, description="values")}
+    return FigureControl(draw_held_values, controls,
+                         caption="What does each way of holding values add to every full collection?")

@@ -40,16 +40,16 @@ VIEWPORT = {"width": 1280, "height": 900}
 
 # Not copied into the server's root: environments, caches and our own outputs.
 _NOT_COPIED = shutil.ignore_patterns(
-    ".venv", ".git", "artifacts", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis",
+    ".venv", ".venv-*", ".git", "artifacts", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis",
     "*.egg-info", "build", "dist", ".ipynb_checkpoints", "node_modules", "gradebook",
 )
 
-# JupyterLab user settings for the test server: no news prompt (it would cover the page),
-# no autosave (nothing to write back), every cell kept in the DOM (JupyterLab 4 otherwise
-# leaves cells far off-screen unrendered, and their outputs could not be inspected), and
-# no automatic bracket closing (so typed code lands in the editor exactly as typed).
+# JupyterLab user settings for the test server: no autosave (nothing to write back), every
+# cell kept in the DOM (JupyterLab 4 otherwise leaves cells far off-screen unrendered, and
+# their outputs could not be inspected), and no automatic bracket closing (so typed code
+# lands in the editor exactly as typed). The news prompt is not set here: the defaults the
+# repository ships (binder/overrides.json, installed by `make install`) must keep it away.
 _LAB_SETTINGS = {
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
         "windowingMode": "none",

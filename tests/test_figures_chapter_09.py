@@ -1,0 +1,38 @@
+"""Chapter 09's new figures: kept frames and the thread handoff draw what their labels say."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib.collections import PathCollection  # noqa: E402
+
+from edumatcher.experiments.handoff import KINDS, Handoff  # noqa: E402
+from edumatcher.experiments.kept_frames import KeptFrames  # noqa: E402
+from edumatcher.figures.runs import handoff_figure, kept_frames_figure  # noqa: E402
+
+
+def _kf(mode: str, ms: float, kept: int, per_frame: int) -> KeptFrames:
+    return KeptFrames(mode, "3.x", 2_000, [ms / 1e3] * 5, [0] * 5, [kept * per_frame // 5] * 5, [kept // 5] * 5, 117.0)
+
+
+def test_kept_frames_figure_draws_memory_bars_only_for_sinks_that_kept() -> None:
+    fig = kept_frames_figure({"discard": _kf("discard", 10, 0, 0), "keep": _kf("keep", 18, 100, 4096),
+                              "keep copies": _kf("keep copies", 11, 100, 150)})
+    left, right = fig.axes
+    scatters = [c for c in left.collections if isinstance(c, PathCollection)]
+    assert len(scatters) == 3 and all(len(c.get_offsets()) == 5 for c in scatters), "one dot per run, per sink"
+    heights = sorted(p.get_height() for p in right.patches)
+    assert heights == [150, 4096], "bars for the two keeping sinks only"
+    assert "117 bytes" in right.get_legend().get_texts()[0].get_text()
+
+
+def test_handoff_figure_one_bar_per_kind_and_setting_on_log_axes() -> None:
+    runs = {k: [[1e-4 * (i + 1), 1e-4, 2e-4] for i in range(3)] for k in KINDS}
+    result = {s: Handoff(s, None, "3.x", 600, 0.005, True, runs) for s in ("one core", "two cores")}
+    fig = handoff_figure(result)
+    left, right = fig.axes
+    assert len(left.patches) == len(right.patches) == 2 * len(KINDS)
+    assert left.get_yscale() == right.get_yscale() == "log"
+    assert [t.get_text() for t in left.get_legend().get_texts()] == ["one core", "two cores"]

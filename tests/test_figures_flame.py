@@ -1,0 +1,100 @@
+"""Flame graphs and icicles: trees from folded stacks and from pstats, and the drawing."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import cProfile  # noqa: E402
+import pstats  # noqa: E402
+
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from edumatcher.figures.flame import FlameNode, flame_graph, frame_label, tree_from_folded, tree_from_pstats  # noqa: E402
+
+
+def test_folded_stacks_sum_along_every_path_and_sort_widest_first() -> None:
+    root = tree_from_folded(["a;b;c 2", "a;b 1", "a;d;c 5", "", "e 1"])
+    assert root.value == 9, "the root holds every sample once"
+    a = root.children[0]
+    assert (a.name, a.value) == ("a", 8), "a appears in three stacks with 2 + 1 + 5 samples"
+    assert [c.name for c in a.children] == ["d", "b"], "children are sorted widest first"
+    b = a.child("b")
+    assert b.value == 3 and b.own == 1, "b has 3 samples, 1 of them with b itself on top"
+    assert root.find("c") is a.child("d").child("c"), "find returns the widest node with the name"
+
+
+def test_folded_labels_merge_frames_of_one_function() -> None:
+    lines = ["main (x/run.py:1);f (x/mod.py:10) 2", "main (x/run.py:1);f (x/mod.py:12) 3"]
+    root = tree_from_folded(lines, label=frame_label)
+    main = root.children[0]
+    assert [(c.name, c.value) for c in main.children] == [("f (mod.py)", 5)], "two lines of f merge into one box"
+
+
+def test_a_line_without_a_count_is_refused() -> None:
+    with pytest.raises(ValueError, match="folded stack"):
+        tree_from_folded(["a;b"])
+
+
+def test_frame_label_keeps_the_function_and_the_file() -> None:
+    assert frame_label("OrderBook.submit (edumatcher/book.py:190)") == "OrderBook.submit (book.py)"
+    assert frame_label("check (<edumatcher.messages order.new orjson 3.13.0>:90)") == "check (generated)"
+
+
+def _synthetic_stats() -> dict:
+    # root calls a (6 s cumulative) and b (3 s); a calls c (4 s); b calls c too (1 s); c recurses into root's key.
+    root, a, b, c = ("r.py", 1, "root"), ("m.py", 2, "a"), ("m.py", 9, "b"), ("m.py", 20, "c")
+    return {
+        root: (1, 1, 1.0, 10.0, {}),
+        a: (1, 1, 2.0, 6.0, {root: (1, 1, 2.0, 6.0)}),
+        b: (1, 1, 2.0, 3.0, {root: (1, 1, 2.0, 3.0)}),
+        c: (2, 2, 5.0, 5.0, {a: (1, 1, 4.0, 4.0), b: (1, 1, 1.0, 1.0), c: (1, 1, 0.0, 0.0)}),
+    }
+
+
+def test_pstats_tree_takes_widths_from_caller_callee_pairs() -> None:
+    stats = _synthetic_stats()
+    tree = tree_from_pstats(stats, ("r.py", 1, "root"))
+    top = tree.children[0]
+    assert top.value == 10.0 and top.name == "root (r.py:1)", "the root box is the root's cumulative time"
+    widths = {c.name: c.value for c in top.children}
+    assert widths == {"a (m.py:2)": 6.0, "b (m.py:9)": 3.0}, "each child is as wide as its pair's cumulative time"
+    assert top.children[0].children[0].value == 4.0, "c under a is the a->c pair's 4 s"
+    assert top.children[1].children[0].value == 1.0, "c under b is the b->c pair's 1 s"
+    assert top.children[0].children[0].children == [], "c calling itself is not expanded again"
+
+
+def test_pstats_tree_from_a_real_profile() -> None:
+    def leaf(n: int) -> int:
+        return sum(range(n))
+
+    def parent() -> int:
+        return sum(leaf(2_000) for _ in range(200))
+
+    prof = cProfile.Profile()
+    prof.runcall(parent)
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    key = next(k for k in stats if k[2] == "parent")
+    tree = tree_from_pstats(stats, key)
+    assert tree.find("leaf") is not None, "leaf is drawn below parent"
+    assert tree.find("leaf").value <= tree.children[0].value + 1e-12, "a child is never wider than its parent"
+    with pytest.raises(KeyError):
+        tree_from_pstats(stats, ("nowhere.py", 1, "missing"))
+
+
+@pytest.mark.parametrize("icicle", [True, False])
+def test_flame_graph_draws_one_box_per_visible_node(icicle: bool) -> None:
+    root = tree_from_folded(["a;b;c 2", "a;b 1", "a;d 5"])
+    fig = flame_graph(root, icicle=icicle, title="t")
+    assert isinstance(fig, Figure)
+    boxes = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
+    assert len(boxes) == 4, "a, b, c and d: the synthetic root with one child is skipped"
+    assert max(b.get_width() for b in boxes) == pytest.approx(1.0), "the top box spans the whole width"
+
+
+def test_flame_graph_refuses_an_empty_tree() -> None:
+    with pytest.raises(ValueError):
+        flame_graph(FlameNode("all"))
