@@ -31,13 +31,30 @@ Frozen objects are still freed by reference counting the moment they die; what
 is lost is that a cycle among frozen objects is not reclaimed while it stays
 frozen (the engine's long-lived objects are kept acyclic for that reason).
 
+**What the interpreter froze itself.** ``gc.get_freeze_count()`` is not always 0
+before anyone calls ``gc.freeze()``: a bare CPython 3.12.1 reports 375 at start-up
+(3.10.13, 3.11.7 and 3.13.0 report 0, measured on this machine's pyenv builds;
+``startup_freeze_count`` asks the running version). On 3.12 a collection moves
+every *immortal* container it meets (PEP 683: objects whose reference count
+never changes, here tuples built into the interpreter at start-up) into the
+permanent generation, because their reference counts say nothing about who
+refers to them (``update_refs`` in ``Modules/gcmodule.c``). They are never freed,
+``gc.unfreeze()`` puts them back in the oldest generation like any other frozen
+object, and the next full collection parks them again. So the start-up count is
+the *baseline*: only frozen objects beyond it belong to someone, and
+``unfreeze_to`` undoes a freeze and then parks the interpreter's own objects
+again, leaving the count where it was found.
+
 Every action is logged (``GcPolicy.log``) with the policy clock's time and the
 pause it caused, for tests and for chapter 07's notebook.
 """
 
 from __future__ import annotations
 
+import functools
 import gc
+import subprocess
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -46,6 +63,7 @@ from typing import NamedTuple
 __all__ = [
     "FREEZE_DELAY_S", "FREEZE_FORCE_AFTER_S", "SAFETY_THRESHOLDS", "FULL_COLLECT_EVERY_S",
     "YOUNG_GENERATION", "LOG_LENGTH", "GcAction", "GcPolicy",
+    "startup_freeze_count", "frozen_beyond_startup", "unfreeze_to",
 ]
 
 FREEZE_DELAY_S = 180.0
@@ -59,10 +77,14 @@ quiet must still get its freeze: after this, it runs on the next tick, busy or n
 as one pause chosen by us rather than by the allocator."""
 
 SAFETY_THRESHOLDS = (50_000, 10, 10)
-"""Automatic thresholds while the policy runs (3.11's default is (700, 10, 10)).
-Generation 0 is collected after 50 000 *net* new tracked objects: an engine in
-steady state allocates about as much as it frees and seldom reaches it, while a
-runaway allocation (a cycle leak) still gets collected."""
+"""Automatic thresholds while the policy runs (the defaults are (700, 10, 10) on
+CPython 3.10-3.12 and (2000, 10, 10) on 3.13). Generation 0 is collected after
+50,000 *net* new tracked objects: an engine in steady state allocates about as
+much as it frees and seldom reaches it, while a runaway allocation (a cycle leak)
+still gets collected. The price: when it is reached, as in the open's rush before
+the freeze, that one young collection walks all 50,000 young objects at once, so
+young collections become rarer *and* longer than at the default threshold
+(chapter 07 measures both)."""
 
 FULL_COLLECT_EVERY_S = 300.0
 """Least time between two full collections run by idle ticks: frequent enough that
@@ -70,7 +92,15 @@ cycles among new objects are reclaimed, rare enough that their cost stays neglig
 
 YOUNG_GENERATION = 1
 """``gc.collect(1)`` collects generations 0 and 1: the objects allocated since the
-last collections, which is where new garbage is. Cheap after the freeze."""
+last collections, which is where new garbage is. Cheap after the freeze.
+
+This holds for the generational collector, with three generations: CPython 3.10
+to 3.13, and 3.14.5 and later. CPython 3.14.0 to 3.14.4 shipped an incremental
+collector with two generations, young and old; there ``gc.collect(1)`` collects
+the young generation and one *increment* of the old one (the ``gc`` docs for 3.14:
+"generation=1 performs an increment of collection"), not generation 1. 3.14.5
+went back to 3.13's generational collector (What's New in Python 3.15, gc
+section), which 3.15 uses too."""
 
 LOG_LENGTH = 256
 """The action log keeps this many latest entries (a deque with maxlen: fixed memory)."""
@@ -89,7 +119,8 @@ class GcPolicy:
 
     Contract: call ``start()`` before ``tick()`` and ``stop()`` when done (or
     use ``with``). ``stop()`` leaves the collector as ``start()`` found it:
-    thresholds, enabled flag, and no objects left frozen by us.
+    thresholds, enabled flag, and no objects left frozen by us (the
+    interpreter's own frozen objects, see the module docstring, stay frozen).
 
     ``clock`` returns seconds (``time.monotonic`` by default; tests pass a fake).
     Actions in ``log`` are: ``start``, ``arm``, ``freeze`` (at an idle tick),
@@ -213,17 +244,18 @@ class GcPolicy:
         """Restore the thresholds and enabled flag saved by ``start()`` and unfreeze.
 
         Unfreezes only when the frozen count grew while the policy ran (it froze
-        something). ``gc.unfreeze()`` cannot tell our frozen objects from any
-        frozen before ``start()`` (CPython 3.12.1 starts with a few hundred already
-        frozen; a server may freeze before forking), so in that case those are
-        released to the collector too: leaving our whole book frozen for the life
-        of the process would be the worse error. With nothing frozen at ``start()``
-        (the usual case) the collector ends exactly as found. Idempotent.
+        something), with ``unfreeze_to``: the interpreter's own frozen objects
+        (CPython 3.12: the start-up baseline) are parked again, so with nothing
+        beyond that baseline frozen at ``start()`` (the usual case) the collector
+        ends exactly as found. ``gc.unfreeze()`` cannot tell our objects from
+        those someone else froze before ``start()`` (a server may freeze before
+        forking), so theirs are released to the collector too: leaving our whole
+        book frozen for the life of the process would be the worse error. Idempotent.
         """
         if not self._started:
             return
         if gc.get_freeze_count() > self._saved_freeze_count:
-            gc.unfreeze()
+            unfreeze_to(self._saved_freeze_count)
         gc.set_threshold(*self._saved_thresholds)
         if self._saved_enabled:
             gc.enable()
@@ -239,3 +271,41 @@ class GcPolicy:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@functools.cache
+def startup_freeze_count() -> int:
+    """``gc.get_freeze_count()`` of a bare interpreter of this version at start-up: the baseline. Cached.
+
+    Asked of a fresh ``sys.executable -I`` (isolated mode: no environment
+    variables, no user site-packages), once per process: about 20 ms. 375 on
+    CPython 3.12.1, 0 on 3.10, 3.11 and 3.13.0 (see the module docstring). If no
+    interpreter can be started, returns 0, which makes every guard built on it
+    stricter, never looser.
+    """
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", "import gc; print(gc.get_freeze_count())"],
+                              capture_output=True, text=True, timeout=60, check=True)
+        return int(done.stdout.strip())
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return 0
+
+
+def frozen_beyond_startup() -> int:
+    """Objects frozen now beyond the start-up baseline (``startup_freeze_count``): frozen by someone, not the interpreter."""
+    return max(0, gc.get_freeze_count() - startup_freeze_count())
+
+
+def unfreeze_to(found: int) -> None:
+    """Undo a freeze made after the frozen count was ``found``: ``gc.unfreeze()``, then park the interpreter's own again.
+
+    ``gc.unfreeze()`` releases every frozen object. When ``found`` held the
+    interpreter's start-up baseline (CPython 3.12: immortal objects, see the module
+    docstring), one full collection moves those back into the permanent
+    generation, so the count returns to ``min(found, baseline)``. With a baseline
+    of 0 (3.10, 3.11, 3.13) this is just ``gc.unfreeze()``. O(tracked objects)
+    when it collects.
+    """
+    gc.unfreeze()
+    if found and startup_freeze_count():
+        gc.collect()  # a full collection re-parks the interpreter's immortal objects (3.12)

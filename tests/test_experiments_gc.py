@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 from collections.abc import Iterator
 
 import pytest
@@ -25,11 +26,15 @@ from edumatcher.experiments.gc_tail import (
     TailRun,
     compare_tails,
     dict_resizes,
+    resize_verdict,
+    rush_young_verdict,
     tail_payloads,
     tail_verdicts,
+    usable_slots,
 )
 from edumatcher.experiments.opening_memory import ramp_profile
-from edumatcher.gc_policy import SAFETY_THRESHOLDS
+from edumatcher.figures.gc import rush_timeline
+from edumatcher.gc_policy import SAFETY_THRESHOLDS, startup_freeze_count, unfreeze_to
 from edumatcher.measure import Measurement
 from edumatcher.open_loop import OpenLoopRun
 
@@ -51,13 +56,26 @@ def test_refcount_frees_at_once_and_only_the_collection_frees_the_cycle() -> Non
 
 
 def test_frozen_refuses_to_run_over_someone_elses_freeze() -> None:
+    found = gc.get_freeze_count()
+    keep = [[i] for i in range(100)]  # noqa: F841 - tracked objects for "someone else" to freeze
     gc.freeze()
     try:
         with pytest.raises(RuntimeError, match="already frozen"):
             with frozen():
                 pass
     finally:
-        gc.unfreeze()
+        unfreeze_to(found)
+
+
+def test_frozen_runs_over_the_interpreters_own_and_gives_them_back() -> None:
+    # CPython 3.12.1 starts with 375 immortal objects in the permanent generation; 3.10, 3.11, 3.13 with none.
+    found = gc.get_freeze_count()
+    assert found == startup_freeze_count()
+    keep = [[i] for i in range(1_000)]
+    with frozen() as count:
+        assert count >= len(keep), "the yield counts what this freeze took, not the interpreter's own"
+        assert found < gc.get_freeze_count() <= found + count  # frozen objects that die are still freed
+    assert gc.get_freeze_count() == found
 
 
 def test_pauses_count_tracked_objects_that_grow_with_the_book() -> None:
@@ -146,7 +164,8 @@ def test_policy_walkthrough_freezes_at_the_idle_tick_and_restores() -> None:
     freeze = steps[actions.index("freeze")]
     assert freeze.at == 200.0 and freeze.frozen > 0 and freeze.threshold == SAFETY_THRESHOLDS
     assert "full" in actions and "young" in actions
-    assert steps[-1].action == "stop" and steps[-1].frozen == 0
+    assert freeze.frozen > startup_freeze_count()
+    assert steps[-1].action == "stop" and steps[-1].frozen == startup_freeze_count()  # only the interpreter's own
     assert [a for _, a, _ in log] == ["start", "arm", "young", "freeze", "young", "full", "stop"]
 
 
@@ -230,9 +249,61 @@ def test_tail_verdicts_are_computed_from_the_runs() -> None:
     assert all(line.startswith("verdict: ") for line in lines) and len(lines) == 5
     assert "5 messages were due during its 5.0 ms and waited up to 5.0 ms" in lines[0]
     assert "touched 0.5 % of a 1.0-s stream" in lines[1]
-    assert "2 times (median 30.0 µs, longest 30.0 µs)" in lines[2]
+    assert "2 of them here, 50.0 µs in all, the longest 30.0 µs" in lines[2]
     assert "inside 0 of 1,000 messages" in lines[3] and "can itself be the service-time p99" in lines[3]
     assert lines[4].startswith("verdict: message 7, at which the book's _entries and _live dicts grew")
     # Collections inside 2 % of the messages: the wording says p99 can see them.
     busy = _synthetic_tail("default collector", service, intended, intended, [1_000 if i % 50 == 0 else 0 for i in range(n)], None, [])
     assert "at least 1 % of messages" in tail_verdicts(busy, policy, [])[3]
+
+
+def test_the_rush_is_timed_and_its_collections_kept() -> None:
+    default, policy = compare_tails(2_000, 500, rate=2_000.0)
+    for tail in (default, policy):
+        assert tail.rush is not None and len(tail.rush.service_ns) == 2_000
+        assert all(d >= 0 and g in (0, 1, 2) for g, d, _ in tail.rush_collections)
+    # 2,000 resting orders never reach GcPolicy's 50,000: no young collection in its rush, several in the default's.
+    assert policy.rush_pauses(0) == [] and len(default.rush_pauses(0)) >= 1
+    assert "ran no young collection" in rush_young_verdict(default, policy, SAFETY_THRESHOLDS[0])
+    assert policy.rush_rows() == [["GcPolicy", "none", "0", "", "", "0.0"]]
+
+
+def _rush_tail(label: str, service: list[int], collections: list[tuple[int, int, int]]) -> TailRun:
+    completed = list(itertools.accumulate(service))
+    rush = OpenLoopRun(label, 0.0, [0] * len(service), [c - s for c, s in zip(completed, service, strict=True)],
+                       completed, [0] * len(service))
+    tail = _synthetic_tail(label, [10_000], [0], [0], [0], None, [])
+    tail.rush, tail.rush_collections = rush, collections
+    return tail
+
+
+def test_rush_young_verdict_says_rarer_and_longer_from_the_counts_and_medians() -> None:
+    default = _rush_tail("default collector", [5_000] * 100, [(0, 100_000, 50_000 * k) for k in range(1, 9)])
+    policy = _rush_tail("GcPolicy", [5_000] * 100, [(0, 20_000_000, 400_000)])
+    line = rush_young_verdict(default, policy, 50_000)
+    assert line.startswith("verdict: before the freeze") and "rarer and longer: 1 during the rush" in line
+    assert "median 20.00 ms" in line and "default collector's 8 (median 0.10 ms" in line
+    assert [r[1:3] for r in policy.rush_rows()] == [["0", "1"]]
+    fig = rush_timeline(default, policy, [DictResize(50, "_live", 1, 2, 5_461, "rush")])
+    legend = " ".join(t.get_text() for t in fig.axes[1].get_legend().get_texts())
+    assert "generation-0 collection: 1, longest 20.00 ms" in legend and "grew its table" in legend
+
+
+def test_rush_resizes_happen_exactly_at_two_thirds_of_the_table() -> None:
+    ramp, steady = tail_payloads(6_000, 200)
+    grown = [r for r in dict_resizes(ramp, steady, rush=True) if r.phase == "rush"]
+    assert grown and {r.name for r in grown} == {"_live", "_entries"}
+    first = [r for r in grown if r.entries == 1]  # an empty dict gets its own table at its first insert
+    assert len(first) == 2 and all(r.old_slots == 0 and not r.at_two_thirds for r in first)
+    for r in grown:  # the ramp only inserts: every later growth is at the old table's usable 2/3
+        if r.entries > 1:
+            assert r.at_two_thirds and r.entries - 1 == usable_slots(r.old_slots)
+    assert any(r.entries - 1 == 5_461 for r in grown), "5,461 = 2/3 of 8,192 slots"
+    service = [5_000] * len(ramp)
+    last = max(r.message for r in grown)
+    service[last] = 2_000_000
+    default, policy = _rush_tail("default collector", service, []), _rush_tail("GcPolicy", service, [])
+    line = resize_verdict(default, policy, grown)
+    assert line is not None and line.startswith(f"verdict: rush message {last:,} grew the book's _entries and _live dicts")
+    assert "took 2.00 ms of service time" in line and "exactly its usable two thirds" in line
+    assert resize_verdict(default, policy, []) is None

@@ -6,7 +6,8 @@ operation at a time, and samples ``tracemalloc``'s count of bytes allocated sinc
 the start and still held. It also asks, at three moments, how many objects a
 ``gc.freeze()`` would take out of the collector's reach: before the first order
 (start-up), when the ramp ends (where ``GcPolicy`` freezes, after its delay) and
-at the end. Each freeze is undone at once; the number is what matters.
+at the end. Each freeze is done as ``GcPolicy`` does it (a full collection,
+then ``gc.freeze()``) and undone at once; the number is what matters.
 
 >>> profile = ramp_profile(200, then=100, every=50)
 >>> profile.ramp_end, profile.ops[-1], len(profile.freeze_counts)
@@ -39,6 +40,8 @@ class RampProfile:
 
 
 def _freeze_count() -> int:
+    """Objects a freeze would take now, done as ``GcPolicy`` does it: a full collection first, so no garbage counts."""
+    gc.collect()
     with frozen() as count:
         return count
 

@@ -6,10 +6,14 @@
   start-up and the end of the ramp marked and the objects a freeze would take at each.
 * ``tail_histograms``: two latency histograms, default collector above and
   ``GcPolicy`` below, on one log time axis, with p99, p99 ex GC and max marked.
+* ``rush_timeline``: the opening rush, message by message (service time), a panel
+  per contender, with every collection drawn at the message it ran in, coloured
+  by generation, and the messages that grew the book's dicts marked.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 
@@ -17,10 +21,13 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from ..experiments.gc_pauses import PauseFit, PauseRow, pause_fit
-from ..experiments.gc_tail import TailRun
+from ..experiments.gc_tail import DictResize, TailRun
 from ..experiments.opening_memory import RampProfile
 
-__all__ = ["pause_curve", "ramp_memory", "tail_histograms"]
+__all__ = ["pause_curve", "ramp_memory", "tail_histograms", "rush_timeline"]
+
+_GENERATION_COLOURS = ("#ef6c00", "#6a1b9a", "#c62828")
+_MARKED_RESIZE_ENTRIES = 1_000
 
 
 def pause_curve(rows: Sequence[PauseRow], *, fit: PauseFit | None = None, title: str = "") -> Figure:
@@ -132,4 +139,46 @@ def tail_histograms(default: TailRun, policy: TailRun, *, bins: int = 60) -> Fig
         ax.legend(fontsize=8, loc="upper right")
         ax.grid(True, which="major", alpha=0.3)
     axes[-1].set_xlabel("handling time per message (µs, log scale)")
+    return fig
+
+
+def rush_timeline(default: TailRun, policy: TailRun, resizes: Sequence[DictResize] = ()) -> Figure:
+    """Service time (µs, log axis) of every rush message against its index, a panel per run. O(n log n).
+
+    Each collection of the rush is drawn as a marker at the message it ended in,
+    at the height of its own pause, coloured by generation (the legend counts
+    them and gives the longest); messages that grew the book's dicts
+    (``resizes`` with ``phase="rush"``) are dotted vertical lines.
+    """
+    runs = [t for t in (default, policy) if t.rush is not None and t.rush.completed_ns]
+    if len(runs) != 2:
+        raise ValueError("rush_timeline needs two TailRuns with a rush record")
+    fig = Figure(figsize=(8.5, 5.6), layout="constrained")
+    axes = fig.subplots(2, 1, sharex=True, sharey=True)
+    # Only tables big enough to matter: the many early growths of small tables would hide the axis.
+    grown = sorted({r.message for r in resizes if r.phase == "rush" and r.entries >= _MARKED_RESIZE_ENTRIES})
+    for ax, tail in zip(axes, runs, strict=True):
+        rush = tail.rush
+        assert rush is not None
+        service = rush.service_ns
+        ax.scatter(range(len(service)), [max(x, 1) / 1e3 for x in service], s=2, color="#b0bec5",
+                   label="service time of each message", rasterized=True)
+        completed = rush.completed_ns
+        for g in (0, 1, 2):
+            hits = [(min(bisect.bisect_left(completed, end), len(completed) - 1), d) for gen, d, end in tail.rush_collections if gen == g]
+            if hits:
+                longest = max(d for _, d in hits)
+                ax.scatter([i for i, _ in hits], [max(d, 1) / 1e3 for _, d in hits], s=28, marker="D",
+                           color=_GENERATION_COLOURS[g], edgecolor="black", linewidth=0.4, zorder=3,
+                           label=f"generation-{g} collection: {len(hits):,}, longest {longest / 1e6:,.2f} ms")
+        for k, i in enumerate(grown):
+            ax.axvline(i, color="#1565c0", linestyle=":", linewidth=1.2,
+                       label=f"a dict of {_MARKED_RESIZE_ENTRIES:,}+ entries grew its table" if k == 0 else None)
+        ax.set_yscale("log")
+        ax.set_ylim(top=max(max(service), max((d for _, d, _ in tail.rush_collections), default=1)) / 1e3 * 60)  # room for the legend
+        ax.set_ylabel("µs (log)")
+        ax.set_title(f"{tail.label}: the opening rush, {len(service):,} resting orders handled back to back", fontsize=9)
+        ax.legend(fontsize=8, loc="upper left", markerscale=1.2, ncol=2)
+        ax.grid(True, which="major", alpha=0.3)
+    axes[-1].set_xlabel("message of the rush")
     return fig
