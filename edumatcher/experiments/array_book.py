@@ -72,8 +72,10 @@ class TickColumns:
             raise ValueError(f"need int ticks with low <= high, got {low!r}, {high!r}")
         self.low, self.high, self.side = low, high, side
         size = high - low + 1
-        self.count = array("q", bytes(8 * size))  # zero-filled in one allocation
-        self.qty = array("q", bytes(8 * size))
+        # Zero-filled in one exact allocation: filling from bytes(8 * size) would
+        # over-allocate by 1/16 (array_resize's growth rule), 17 bytes a tick, not 16.
+        self.count = array("q", [0]) * size
+        self.qty = array("q", [0]) * size
         self._levels = 0
 
     def _index(self, price: int) -> int:

@@ -457,7 +457,8 @@ def tail_verdicts(default: TailRun, policy: TailRun, resizes: list[DictResize]) 
     lines.append(
         f"verdict: collections fell inside {in_default:,} of {n:,} messages with the default collector and {in_policy:,} with "
         f"GcPolicy ({share:.2f} % at most), "
-        + ("under 1 % either way, so no message slowed by a collection can itself be the service-time p99; the two p99s "
+        + ("under 1 % either way, too few to lift the service-time p99 above what the messages without a collection "
+           "give at that rank; the two p99s "
            f"here ({d['p99']:,.1f} vs {p['p99']:,.1f} µs) come from one run each, not interleaved, so this run "
            "cannot attribute their gap to anything: compare the max, p99.9 and response time instead."
            if share < 1 else

@@ -109,7 +109,8 @@ def line_table(rows: Sequence[LineRow], top: int = 8) -> SideBySide:
         ["line", "hits", "share of function", "ns per hit", "code"],
         [(str(r.line), f"{r.hits:,}", f"{r.share * 100:.1f} %", f"{r.ns_per_hit:,.0f}", r.source[:70])
          for r in rows[:top]],
-        note="Times include line_profiler's own cost on every line, so cheap lines look dearer than they are.",
+        note=("Times include line_profiler's own cost on every line run while it is enabled, in the named function "
+              "and in everything it calls: a line that calls into much code is inflated most."),
     )
 
 

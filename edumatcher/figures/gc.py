@@ -4,7 +4,7 @@
   number of objects the collector tracks, with the least-squares line and its fit.
 * ``ramp_memory``: bytes held while an opening ramp fills the book, with the
   start-up and the end of the ramp marked and the objects a freeze would take at each.
-* ``tail_histograms``: two latency histograms, default collector above and
+* ``tail_histograms``: two service-time histograms, default collector above and
   ``GcPolicy`` below, on one log time axis, with p99, p99 ex GC and max marked.
 * ``rush_timeline``: the opening rush, message by message (service time), a panel
   per contender, with every collection drawn at the message it ran in, coloured
@@ -118,7 +118,7 @@ def _log_edges(lo: float, hi: float, bins: int) -> list[float]:
 
 
 def tail_histograms(default: TailRun, policy: TailRun, *, bins: int = 60) -> Figure:
-    """Two histograms of per-message latency (µs, log axes), the default collector above and the policy below."""
+    """Two histograms of per-message service time (µs, log axes), the default collector above and the policy below."""
     everything = [max(x, 1) / 1e3 for run in (default, policy) for x in run.latencies_ns]
     if not everything:
         raise ValueError("tail_histograms needs latencies")
@@ -132,13 +132,13 @@ def tail_histograms(default: TailRun, policy: TailRun, *, bins: int = 60) -> Fig
         ax.set_yscale("log")
         s = run.summary()
         for key, style, shade in (("p99", "--", "#ef6c00"), ("p99 ex GC", ":", "#2e7d32"), ("max", "--", "#c62828")):
-            ax.axvline(s[key], color=shade, linestyle=style, linewidth=1.5, label=f"{key} {s[key]:,.1f} µs")
+            ax.axvline(s[key], color=shade, linestyle=style, linewidth=1.5, label=f"service {key} {s[key]:,.1f} µs")
         g0, g1, g2 = run.collections
         ax.set_title(f"{run.label}: collections while messages were handled g0/g1/g2 = {g0}/{g1}/{g2}", fontsize=9)
         ax.set_ylabel("messages (log)")
         ax.legend(fontsize=8, loc="upper right")
         ax.grid(True, which="major", alpha=0.3)
-    axes[-1].set_xlabel("handling time per message (µs, log scale)")
+    axes[-1].set_xlabel("service time per message: the handle() call (µs, log scale)")
     return fig
 
 
