@@ -27,9 +27,9 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..comparison import Comparison, compare_passes
+from ..comparison import TIMER_NAME, Comparison, calibrated_sampler, compare_passes
 from ..engine import DEFAULT_SNAPSHOT_INTERVAL_NS, SNAPSHOT_LEVELS, Engine
-from ..measure import Measurement, Pass, measure
+from ..measure import Measurement, Pass
 from ..messages import TOPIC_TRADE_EXECUTED, make_book_snapshot_request, make_order_new
 from ..sinks import IterableSource
 from ..workloads import MID, SYMBOL, opening_ramp, to_order
@@ -142,20 +142,26 @@ class SnapshotCost:
 
 
 def snapshot_costs(
-    sizes: Sequence[int], *, snapshot_levels: int = SNAPSHOT_LEVELS, repeat: int = 5, target: float = 0.02,
+    sizes: Sequence[int], *, snapshot_levels: int = SNAPSHOT_LEVELS, repeat: int = 15, target: float = 0.002,
 ) -> list[SnapshotCost]:
     """Time one snapshot (a ``book.snapshot.request`` through ``Engine.handle``) per book size.
 
     ``snapshot_levels`` is how many levels per side the snapshot lists (the
-    engine publishes ``SNAPSHOT_LEVELS``). O(sizes x (build + measurement)).
+    engine publishes ``SNAPSHOT_LEVELS``). Each size gets ``repeat`` samples of
+    about ``target`` seconds, read from the clock comparisons use (``comparison.TIMER``,
+    the thread's CPU time where it is precise), so these medians can sit beside the
+    chapter's interleaved comparison of the same request: on a shared machine, wall
+    time also counts what the scheduler gave to other processes.
+    O(sizes x (build + repeat x target)).
     """
     out: list[SnapshotCost] = []
     request = make_book_snapshot_request(SYMBOL, "viewer", levels=snapshot_levels)
     for resting in sizes:
         engine = ramped_engine(resting)
         handle = engine.handle
-        time = measure(lambda handle=handle: handle(request), repeat=repeat, target=target,
-                       label=f"one snapshot, {resting:,} resting orders")
+        sample, number = calibrated_sampler(lambda handle=handle: handle(request), target=target)
+        time = Measurement(samples=tuple(sample() for _ in range(repeat)), number=number, warmup=1,
+                           label=f"one snapshot, {resting:,} resting orders", clock=TIMER_NAME)
         out.append(SnapshotCost(resting, price_levels(engine), time))
     return out
 
