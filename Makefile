@@ -7,8 +7,12 @@ STAMP := $(VENV)/.installed
 # JupyterLab's defaults for this course (no "get notified about Jupyter news?" prompt on a new
 # student's first screen); Binder's postBuild installs the same file into its environment.
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+# nbgrader 0.9.6 in a venv of its own (tests/test_nbgrader_compat.py runs it from there): its Jupyter
+# server and lab extensions must not end up in .venv, which `make lab` and the browser tests use.
+NBGRADER_VENV := .venv-nbgrader
+NBGRADER_STAMP := $(NBGRADER_VENV)/.installed
 
-.PHONY: lab test test-pythons install lint clean
+.PHONY: lab test test-pythons install nbgrader lint clean
 
 # binder/requirements.txt pins the course's runtime packages for the Python that
 # binder/runtime.txt names; installing under it as a constraint makes the tests run on
@@ -26,6 +30,14 @@ $(LAB_OVERRIDES): binder/overrides.json $(STAMP)
 	mkdir -p $(dir $@)
 	cp binder/overrides.json $@
 
+$(NBGRADER_STAMP): pyproject.toml binder/requirements.txt
+	$(PYTHON) -m venv $(NBGRADER_VENV)
+	$(NBGRADER_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(NBGRADER_VENV)/bin/python -m pip install --quiet $(PINS) -e '.[nbgrader]'
+	touch $(NBGRADER_STAMP)
+
+nbgrader: $(NBGRADER_STAMP)
+
 install: $(STAMP) $(LAB_OVERRIDES)
 
 # Serve the repository root, so a chapter's links into exercises/ and edumatcher/ work;
@@ -33,7 +45,7 @@ install: $(STAMP) $(LAB_OVERRIDES)
 lab: $(STAMP) $(LAB_OVERRIDES)
 	$(BIN)/jupyter lab --ServerApp.root_dir=. $(if $(filter 0,$(shell id -u)),--allow-root) course/00_start_here.ipynb
 
-test: $(STAMP) $(LAB_OVERRIDES)
+test: $(STAMP) $(LAB_OVERRIDES) $(NBGRADER_STAMP)
 	$(BIN)/python -m pytest
 
 # Every chapter and solution on the other CPythons the course supports (3.10, 3.12, 3.13; found
@@ -45,4 +57,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check edumatcher tests
 
 clean:
-	rm -rf $(VENV) .venv-3.* .pytest_cache .hypothesis artifacts
+	rm -rf $(VENV) .venv-3.* $(NBGRADER_VENV) .pytest_cache .hypothesis artifacts

@@ -41,7 +41,9 @@ Indexes, kept in step with every mutation (``check_invariants`` recomputes them 
   (``depth`` shows the first two; the FOK check adds the last two). Keeping the hidden
   part rather than the total means an ordinary order, which hides nothing, never
   touches the third slot: a fill updates one number instead of two.
-* ``_owners``: owner -> set of live order ids (``cancel_owner``, FOK self-exclusion).
+* ``_owners``: owner -> set of live order ids (``cancel_owner``). The FOK pre-check does
+  not use it: it walks the crossed orders themselves (``_fok_can_fill``), so what an
+  owner holds elsewhere (thousands of pending stops, say) costs a FOK nothing.
 * ``_dead``: the number of dead keys in all four heaps (the compaction trigger).
 
 Compaction: when the four heaps hold more than ``compact_factor * live + compact_slack``
@@ -56,7 +58,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from heapq import heapify, heappop, heappush
+from heapq import heapify, heappop, heappush, nlargest, nsmallest
 from operator import attrgetter
 
 from .model import (
@@ -64,12 +66,13 @@ from .model import (
     Order,
     OrderRejected,
     OrderStatus,
+    OrderType,
     RejectReason,
     SelfMatch,
     Side,
     Trade,
 )
-from .rules import MAX_PRICE, validate_new_order
+from .rules import MAX_PRICE, MAX_QTY, validate_new_order
 
 __all__ = ["OrderBook", "COMPACT_FACTOR", "COMPACT_SLACK", "SEQ_BITS", "SEQ_SPAN", "Event", "heap_key", "split_key"]
 
@@ -84,6 +87,7 @@ Event = tuple[str, "Trade | Order"]
 
 # Enum members bound once: an ``is`` test against a module global is the cheapest check.
 _BUY = Side.BUY
+_LIMIT = OrderType.LIMIT
 _FOK = TIF.FOK
 _SMP_NONE = SelfMatch.NONE
 _CANCEL_OLDEST, _CANCEL_NEWEST, _CANCEL_BOTH = SelfMatch.CANCEL_OLDEST, SelfMatch.CANCEL_NEWEST, SelfMatch.CANCEL_BOTH
@@ -106,6 +110,40 @@ _SEQ_LIMIT = SEQ_SPAN - (1 << 40)
 _NO_LIMIT = MAX_PRICE
 _NO_LIMIT_KEY = _NO_LIMIT * SEQ_SPAN + _SEQ_MASK
 _ARRIVAL = attrgetter("arrival_seq")
+
+# Heap entries a FOK pre-check walks in priority order before it also asks the level
+# index whether enough quantity crosses at all: a FOK that cannot fill would otherwise
+# walk every crossing order one heap step at a time, slower than one pass over the levels.
+_FOK_PROBE = 64
+
+
+def _in_priority_order(heap: list[int], limit: int) -> Iterator[int]:
+    """The keys of ``heap`` that are ``<= limit``, smallest first, leaving the heap untouched.
+
+    A best-first walk of the heap's tree: a frontier heap holds the children of the keys
+    yielded so far. O(m log m) for the m keys yielded (dead ones included), whatever the
+    heap's size; the caller stops it as soon as it knows enough.
+
+    >>> list(_in_priority_order([1, 4, 2, 9, 5, 3], 4))
+    [1, 2, 3, 4]
+    """
+    n = len(heap)
+    if not n or heap[0] > limit:
+        return
+    frontier = [(heap[0], 0)]
+    while frontier:
+        key, i = heappop(frontier)
+        yield key
+        child = 2 * i + 1
+        if child < n:
+            k = heap[child]
+            if k <= limit:
+                heappush(frontier, (k, child))
+            child += 1
+            if child < n:
+                k = heap[child]
+                if k <= limit:
+                    heappush(frontier, (k, child))
 
 
 def heap_key(k0: int, arrival_seq: int) -> int:
@@ -146,6 +184,12 @@ class OrderBook:
       ``last_price``, ``events``
     * prove it: ``check_invariants``, ``heap_entries``
 
+    Memory per resting order is measured, not stated: ``resting_order_bytes()`` in
+    ``edumatcher.benchmarks.book_bounds`` rests n orders and divides the ``tracemalloc``
+    growth by n (the ``Order`` object, its heap key, the ``_entries``/``_live``/owner
+    index entries and its share of the level index). Run
+    ``python -m edumatcher.benchmarks.book_bounds`` for the figure on your interpreter.
+
     >>> from edumatcher.model import Order, Side, OrderType, TIF
     >>> book = OrderBook("XYZ")
     >>> book.submit(Order("s1", "XYZ", Side.SELL, OrderType.LIMIT, TIF.GTC, 5, 101, owner="ann"))
@@ -185,6 +229,9 @@ class OrderBook:
         # owner?" test; readers use .get() so they never create empty sets.
         self._owners: defaultdict[str, set[str]] = defaultdict(set)
         self._seq = 0  # last arrival_seq handed out
+        # submit files a resting order inline unless a subclass changed how keys are built
+        cls = type(self)
+        self._plain_keys = cls._resting_key is OrderBook._resting_key and cls._push_resting is OrderBook._push_resting
         self._trade_seq = 0  # last Trade.seq handed out
         self._dead = 0
 
@@ -215,16 +262,33 @@ class OrderBook:
         # the submitted order, then each stop it fires, with the same code and without a
         # call per order. Locals are bound once; the common case (a plain limit order, no
         # self-match, no iceberg) takes no branch it does not need.
-        validate_new_order(order, self.symbol)
+        # The rules' checks as one expression for the common order (a plain LIMIT with
+        # well-typed fields), whose truth implies validate_new_order would pass; anything
+        # else, and every order it would refuse, goes through validate_new_order itself.
+        # type() is not isinstance(): exact types are the fast, unambiguous case.
+        symbol = self.symbol
+        qty = order.qty
+        price = order.price
+        oid = order.id
+        owner = order.owner
+        if not (
+            order.order_type is _LIMIT
+            and type(qty) is int and 1 <= qty <= MAX_QTY
+            and type(price) is int and 1 <= price <= MAX_PRICE
+            and type(oid) is str and oid and type(owner) is str and owner
+            and type(order.symbol) is str and order.symbol == symbol
+            and type(order.side) is Side and type(order.tif) is TIF and type(order.smp) is SelfMatch
+            and order.stop_price is None and order.display_qty is None
+        ):
+            validate_new_order(order, symbol)
         entries = self._entries
-        if order.id in entries:
-            raise OrderRejected(RejectReason.DUPLICATE_ID, f"order id {order.id!r} is already live in the book")
+        if oid in entries:
+            raise OrderRejected(RejectReason.DUPLICATE_ID, f"order id {oid!r} is already live in the book")
         if self._seq >= _SEQ_LIMIT:  # after years of arrivals: nothing below can refuse the order now
             self._renumber()
         self.events = events = []
         trades: list[Trade] = []
         self._seq = order.arrival_seq = self._seq + 1
-        qty = order.qty
         order.filled_qty = 0
         order.remaining_qty = qty
         display = order.display_qty
@@ -384,7 +448,17 @@ class OrderBook:
                 pass
             elif not killed and price is not None and (tif is _GTC or tif is _DAY):
                 oid = order.id
-                entries[oid] = self._push_resting(order)
+                if self._plain_keys:  # _push_resting inlined (a call and a key method saved)
+                    if is_buy:
+                        key = -price * SEQ_SPAN + order.arrival_seq
+                        heappush(self._bids, key)
+                    else:
+                        key = price * SEQ_SPAN + order.arrival_seq
+                        heappush(self._asks, key)
+                    self._live[key] = order
+                    entries[oid] = key
+                else:  # a subclass builds its own keys (the differential test plants a bug so)
+                    entries[oid] = self._push_resting(order)
                 own_levels = self._bid_levels if is_buy else self._ask_levels
                 lv = own_levels.get(price)
                 vis = order.visible_qty
@@ -513,7 +587,12 @@ class OrderBook:
         """Return ``(bids, asks)``: ``(price, order_count, displayed_qty)`` per level, best first.
 
         ``levels`` keeps the first N of each side. Hidden iceberg quantity is not shown.
-        O(L log L) for L price levels (read from the level index, not the heaps).
+        Counts and quantities come from the level index. All levels: O(L log L) for L
+        price levels (a sort). The first N: the best prices are found by walking each
+        side's heap in priority order (``_best_prices``), O(m log m) for the m heap
+        entries at those prices, so ``depth(20)`` does not sort a 100k-level book; when
+        the walk meets more than ``16 * N + 64`` entries (many orders or dead keys at
+        the top) it takes the N best of the level index instead, O(L log N).
 
         >>> from edumatcher.model import Order, Side, OrderType, TIF
         >>> book = OrderBook("XYZ")
@@ -526,15 +605,37 @@ class OrderBook:
         """
         if levels is not None and (type(levels) is not int or levels < 0):
             raise ValueError(f"levels must be None or an int >= 0, not {levels!r}")
-        bid_prices = sorted(self._bid_levels, reverse=True)
-        ask_prices = sorted(self._ask_levels)
-        if levels is not None:
-            bid_prices, ask_prices = bid_prices[:levels], ask_prices[:levels]
         bl, al = self._bid_levels, self._ask_levels
+        if levels is None:
+            bid_prices = sorted(bl, reverse=True)
+            ask_prices = sorted(al)
+        else:
+            bid_prices = self._best_prices(self._bids, bl, levels, is_bid=True)
+            ask_prices = self._best_prices(self._asks, al, levels, is_bid=False)
         return (
             [(p, bl[p][0], bl[p][1]) for p in bid_prices],
             [(p, al[p][0], al[p][1]) for p in ask_prices],
         )
+
+    def _best_prices(self, heap: list[int], index: dict[int, list[int]], n: int, *, is_bid: bool) -> list[int]:
+        """The ``n`` best prices of one side, best first (see ``depth``). O(m log m), or O(L log n)."""
+        if n == 0:
+            return []
+        if n >= len(index):
+            return sorted(index, reverse=is_bid)
+        prices: list[int] = []
+        live = self._live
+        budget = 16 * n + 64
+        for key in _in_priority_order(heap, _NO_LIMIT_KEY):
+            budget -= 1
+            if budget < 0:  # crowded top: the level index answers in one pass instead
+                return nlargest(n, index) if is_bid else nsmallest(n, index)
+            o = live.get(key)
+            if o is not None and (not prices or prices[-1] != o.price):
+                prices.append(o.price)
+                if len(prices) == n:
+                    break
+        return prices
 
     def get(self, order_id: str) -> Order | None:
         """The live order (resting or pending stop) with this id, or None. O(1).
@@ -594,12 +695,57 @@ class OrderBook:
         return key
 
     def _fok_can_fill(self, order: Order, is_buy: bool, bound: int) -> bool:
-        """Could ``order`` fill completely right now? O(L + k): L opposite levels, k own orders.
+        """Can ``order`` (a FOK) fill completely right now, as ``rules.py`` says? No change to the book.
 
-        Counts total (hidden included) quantity at crossed prices from the level index,
-        then takes out the owner's own crossing orders when self-match prevention is on.
+        Walks the crossed resting orders in priority order (``_in_priority_order``) and
+        stops as soon as it knows: O(m log m) for the m heap entries examined, at most
+        the orders its matching would meet plus the dead keys among them, never every
+        level or everything the owner holds. After ``_FOK_PROBE`` entries it also sums
+        the crossed levels (O(L)) once, so a FOK that cannot fill costs what the level
+        index costs, not a heap step per crossing order.
         """
         need = order.remaining_qty
+        smp = order.smp
+        smp_on = smp is not _SMP_NONE
+        # CANCEL_OLDEST cancels the owner's orders it meets and matching goes on: they
+        # just do not count. Any other mode ends or shrinks the FOK at its first one.
+        skip_own = smp is _CANCEL_OLDEST
+        owner = order.owner
+        live = self._live
+        full = 0  # every order at the completed (better) levels, hidden quantity included
+        level_total = level_vis = 0  # the current level so far: all of it / what shows
+        level = None
+        probe = _FOK_PROBE
+        heap = self._asks if is_buy else self._bids
+        for key in _in_priority_order(heap, bound * SEQ_SPAN + _SEQ_MASK):
+            probe -= 1
+            if probe == 0 and not self._fok_enough_crosses(is_buy, bound, need):
+                return False
+            if probe == 0 and not smp_on:
+                return True  # self-match prevention off: the crossed total decides
+            o = live.get(key)
+            if o is None:
+                continue
+            if o.price != level:
+                full += level_total
+                if full >= need:
+                    return True
+                level = o.price
+                level_total = level_vis = 0
+            if smp_on and o.owner == owner:
+                if skip_own:
+                    continue
+                # Matching would reach this order after the better levels and the peaks
+                # ahead of it at its level: a self-match unless those already fill the FOK.
+                return full + level_vis >= need
+            level_total += o.remaining_qty
+            level_vis += o.visible_qty
+            if full + (level_vis if smp_on and not skip_own else level_total) >= need:
+                return True
+        return full + level_total >= need
+
+    def _fok_enough_crosses(self, is_buy: bool, bound: int, need: int) -> bool:
+        """Whether the crossed levels hold ``need`` in all (hidden included), from the level index. O(L)."""
         available = 0
         if is_buy:
             for p, lv in self._ask_levels.items():
@@ -609,14 +755,6 @@ class OrderBook:
             for p, lv in self._bid_levels.items():
                 if -p <= bound:
                     available += lv[1] + lv[2]
-        if available >= need and order.smp is not _SMP_NONE:
-            entries, live = self._entries, self._live
-            for oid in self._owners.get(order.owner, ()):
-                own = live[entries[oid]]
-                if own.side is not order.side and own.status is not _PENDING:
-                    k0 = own.price if is_buy else -own.price
-                    if k0 <= bound:
-                        available -= own.remaining_qty
         return available >= need
 
     def _file_or_fire_stop(self, order: Order, events: list[Event]) -> bool:
@@ -738,7 +876,11 @@ class OrderBook:
 
         Checks the heap property and the heap-key invariant, one live key per live
         order, the level, owner and dead-key counts, the compaction bound, an
-        uncrossed book and no triggerable pending stop. O(n log n); for tests only.
+        uncrossed book and no triggerable pending stop; per live order the quantity
+        rules of ``rules.py`` (``qty > 0``, ``filled_qty >= 0``, ``remaining_qty <= qty``,
+        ``filled_qty + remaining_qty <= qty``, the status a fill gives) and an
+        ``arrival_seq`` no other live order has; non-negative counters. O(n) for n heap
+        entries (one pass over the heaps and the indexes); for tests only.
         """
         try:
             self._check()
@@ -751,6 +893,11 @@ class OrderBook:
         dead = 0
         levels: dict[str, dict[int, list[int]]] = {"bids": {}, "asks": {}}
         owners: dict[str, set[str]] = {}
+        arrivals: set[int] = set()
+        for counter in ("_seq", "_trade_seq", "_dead"):
+            value = getattr(self, counter)
+            assert type(value) is int and value >= 0, f"{counter} is {value!r}, not an int >= 0"
+        assert self._trade_seq == 0 or self.last_price is not None, f"{self._trade_seq} trades but no last_price"
         for name, heap in heaps.items():
             for i, key in enumerate(heap):
                 assert type(key) is int, f"{name}[{i}] is not an int key: {key!r}"
@@ -767,11 +914,25 @@ class OrderBook:
                 seen[o.id] = o
                 assert self._entries.get(o.id) == key, f"live key of {o.id!r} is not the one in _entries"
                 assert 0 < o.arrival_seq < SEQ_SPAN, f"{o.id!r} has arrival_seq {o.arrival_seq} outside its key's bits"
+                assert o.arrival_seq not in arrivals, f"{o.id!r} shares arrival_seq {o.arrival_seq} with another live order"
+                arrivals.add(o.arrival_seq)
+                assert type(o.qty) is int and o.qty > 0, f"{o.id!r} has qty {o.qty!r}"
+                assert type(o.filled_qty) is int and o.filled_qty >= 0, f"{o.id!r} has filled_qty {o.filled_qty!r}"
+                assert type(o.remaining_qty) is int and o.remaining_qty <= o.qty, (
+                    f"{o.id!r}: remaining_qty {o.remaining_qty!r} above qty {o.qty}"
+                )
+                # == qty unless a DECREMENT took quantity away without a fill (rules.py)
+                assert o.filled_qty + o.remaining_qty <= o.qty, (
+                    f"{o.id!r}: filled {o.filled_qty} + remaining {o.remaining_qty} > qty {o.qty}"
+                )
                 assert o.symbol == self.symbol, f"order {o.id!r} has symbol {o.symbol!r}"
                 is_buy = o.side is _BUY
                 if name in ("bids", "asks"):
                     assert (name == "bids") == is_buy, f"order {o.id!r} ({o.side.value}) is in {name}"
                     assert o.status in _RESTING_STATUSES, f"resting order {o.id!r} has status {o.status.value}"
+                    assert (o.status is _PARTIAL) == (o.filled_qty > 0), (
+                        f"resting order {o.id!r} is {o.status.value} with filled_qty {o.filled_qty}"
+                    )
                     assert o.price is not None, f"resting order {o.id!r} has no price"
                     assert (k0, k1) == ((-o.price if is_buy else o.price), o.arrival_seq), (
                         f"key {(k0, k1)} of {o.id!r} does not match price {o.price} / arrival_seq {o.arrival_seq}"
@@ -836,11 +997,18 @@ class OrderBook:
 
 
 def _describe(heap: list[int], live: dict[int, Order]) -> Iterator[str]:
+    # Runs on a book that failed its check: it must describe a corrupted entry, not crash on it.
     for key in heap:
+        if type(key) is not int:
+            yield f"{key!r} NOT AN INT KEY"
+            continue
         k0, k1 = split_key(key)
         o = live.get(key)
         if o is None:
             yield f"({k0}, {k1}) DEAD"
+            continue
+        if not isinstance(o, Order):
+            yield f"({k0}, {k1}) maps to {o!r}, NOT AN ORDER"
             continue
         yield (
             f"({k0}, {k1}) live id={o.id!r} owner={o.owner!r} "

@@ -68,7 +68,7 @@ from .messages import (
 from .messages import (
     loads as _loads,
 )
-from .metrics import SAMPLE_MASK, EngineMetrics
+from .metrics import OWNER_LIMIT, SAMPLE_MASK, EngineMetrics, OwnerCounts
 from .model import Order, OrderRejected, RejectReason
 from .sinks import END
 from .ticks import from_ticks, to_ticks
@@ -94,6 +94,7 @@ _NEVER = -(1 << 62)   # "last snapshot" of a book never snapshotted: always due
 _NOT_DUE = 1 << 62    # flush due time when nothing is dirty
 
 _R = RejectReason
+_UNKNOWN_ORDER = RejectReason.UNKNOWN_ORDER  # a module global: cheaper than the enum attribute on every refused cancel
 _from_dict = Order.from_dict
 _ack = make_order_ack_unchecked
 _reject = make_order_reject_unchecked
@@ -133,9 +134,13 @@ class Engine:
     ``book_factory``: ``symbol -> book`` (``OrderBook`` by default; the
     differential tests pass ``NaiveBook``).
 
-    Per-owner counters are plain dicts incremented on the message path and read
-    only by ``summary()``: accepted orders (``metrics.per_owner``), fills
-    (``fills``, one per trade side) and rejects by reason (``rejects``).
+    Counters incremented on the message path and read only by ``summary()``:
+    accepted orders per owner (``metrics.per_owner``), fills per owner (``fills``,
+    one per trade side) and rejects by reason (``rejects``). The per-owner ones
+    are ``OwnerCounts``, bounded like the engine's caches: at most ``owner_limit``
+    owners named each (``metrics.OWNER_LIMIT`` by default; the metrics' own limit
+    when ``metrics`` is given), any further owner counted in their ``other``, so
+    a flood of distinct owner names costs bounded memory and loses no count.
 
     >>> from edumatcher.messages import make_order_new
     >>> engine = Engine(["XYZ"], clock=lambda: 7)
@@ -158,6 +163,7 @@ class Engine:
         snapshot_levels: int = SNAPSHOT_LEVELS,
         metrics: EngineMetrics | None = None,
         book_factory: Callable[[str], Any] | None = None,
+        owner_limit: int = OWNER_LIMIT,
     ) -> None:
         symbols = list(symbols)
         if not symbols:
@@ -184,8 +190,8 @@ class Engine:
         self.gc_policy = gc_policy
         self.snapshot_interval_ns = snapshot_interval_ns
         self.snapshot_levels = snapshot_levels
-        self.metrics = metrics if metrics is not None else EngineMetrics()
-        self.fills: dict[str, int] = {}
+        self.metrics = metrics if metrics is not None else EngineMetrics(owner_limit=owner_limit)
+        self.fills = OwnerCounts(self.metrics.per_owner.limit)
         self._orders_per_owner = self.metrics.per_owner
         self.rejects: dict[RejectReason, int] = {}
         self._scale = 10**decimals
@@ -279,7 +285,11 @@ class Engine:
         book.submit(order, now_ns=ts)  # a refusal raises here and leaves the book as it was
         owner = order.owner
         counts = self._orders_per_owner
-        counts[owner] = counts.get(owner, 0) + 1
+        n = counts.get(owner)
+        if n is not None:
+            counts[owner] = n + 1
+        else:  # a new owner: named while under the limit, else counted in counts.other
+            counts.add(owner)
         out = [(
             self._ack_topics[owner],
             _ack(order.id, symbol, owner, order.status, order.filled_qty, order.remaining_qty, ts),
@@ -294,16 +304,18 @@ class Engine:
     def _on_order_cancel(self, msg: dict[str, Any], ts: int) -> list[tuple[bytes, bytes]]:
         check_order_cancel(msg)
         symbol, order_id, owner = msg["symbol"], msg["id"], msg["owner"]
-        book = self._book(symbol)
+        book = self.books.get(symbol)
+        if book is None:
+            raise OrderRejected(_R.UNKNOWN_SYMBOL, f"no book for symbol {symbol!r}")
         order = book.get(order_id)
         # Someone else's order is answered exactly like a missing one: no probing for ids.
         if order is None or order.owner != owner:
             # A common refusal (the order was filled meanwhile), answered without raising:
             # id and owner passed the check, so they are echoed as they are.
             rejects = self.rejects
-            rejects[_R.UNKNOWN_ORDER] = rejects.get(_R.UNKNOWN_ORDER, 0) + 1
+            rejects[_UNKNOWN_ORDER] = rejects.get(_UNKNOWN_ORDER, 0) + 1
             return [(self._reject_topics[owner], _reject(
-                _R.UNKNOWN_ORDER, f"no live order {order_id!r} of {owner!r} in {symbol}"[:MAX_TEXT_LEN], ts, order_id, owner,
+                _UNKNOWN_ORDER, f"no live order {order_id!r} of {owner!r} in {symbol}"[:MAX_TEXT_LEN], ts, order_id, owner,
             ))]
         book.cancel(order_id)
         out: list[tuple[bytes, bytes]] = []
@@ -388,8 +400,18 @@ class Engine:
                     obj.symbol, obj.seq, price, obj.qty, obj.buy_order_id, obj.sell_order_id,
                     buyer, seller, obj.aggressor_side, obj.timestamp_ns,
                 )))
-                fills[buyer] = fills.get(buyer, 0) + 1
-                fills[seller] = fills.get(seller, 0) + 1
+                # OwnerCounts, bounded: the common case (an owner already named) inline,
+                # a new owner through add(), which names it or counts it in fills.other.
+                n = fills.get(buyer)
+                if n is not None:
+                    fills[buyer] = n + 1
+                else:
+                    fills.add(buyer)
+                n = fills.get(seller)
+                if n is not None:
+                    fills[seller] = n + 1
+                else:
+                    fills.add(seller)
             elif kind == "cancelled":
                 out.append((self._cancelled_topics[obj.owner], make_order_cancelled_unchecked(
                     obj.id, obj.symbol, obj.owner, obj.remaining_qty, obj.filled_qty, ts,
@@ -557,6 +579,7 @@ class Engine:
         """The metrics summary plus the engine's own counters, JSON-ready. O(owners + ring)."""
         out = self.metrics.summary()
         out["fills_per_owner"] = dict(sorted(self.fills.items()))
+        out["fills_other_owners"] = self.fills.other
         out["rejects"] = {code.value: n for code, n in sorted(self.rejects.items())}
         out["live_orders"] = {s: len(book) for s, book in self.books.items()}
         return out

@@ -41,6 +41,8 @@ import json
 import linecache
 import math
 import re
+import sys
+import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -55,6 +57,7 @@ __all__ = [
     "MAX_ID_LEN", "MAX_OWNER_LEN", "MAX_SYMBOL_LEN", "MAX_TEXT_LEN", "MAX_PRICE_LEN", "MAX_LEVELS", "MAX_TS",
     "DECIMAL_RE",
     "Builders", "build_builders", "builder_name", "builder_source", "builders",
+    "traced_size", "overallocates", "RIGHT_SIZED",
     "static_topic", "TopicCache", "TOPIC_TRADE_EXECUTED", "TOPIC_ORDER_REJECT",
     "show_value",
 ]
@@ -171,6 +174,43 @@ CODEC: Codec = ORJSON_CODEC or STDLIB_CODEC
 """The codec this process uses: orjson when importable, else the stdlib."""
 dumps = CODEC.dumps
 loads = CODEC.loads
+
+
+def traced_size(make: Callable[[], object]) -> tuple[object, int]:
+    """Call ``make()`` and return its result with the bytes ``tracemalloc`` saw it keep allocated.
+
+    Unlike ``sys.getsizeof``, which reports what an object says it uses, this is
+    what the allocator handed out and has not had back: for a ``bytes`` from
+    orjson 3.13 it includes the unused tail of the write buffer. Starts and stops
+    ``tracemalloc`` itself unless it is already tracing. Single-threaded use only:
+    another thread's allocations meanwhile would be counted.
+
+    >>> data, size = traced_size(lambda: bytes(200))
+    >>> size >= sys.getsizeof(data) - 8
+    True
+    """
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = make()
+        size = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return result, size
+
+
+def overallocates(dumps: Callable[[Any], bytes]) -> bool:
+    """True if ``dumps`` returns ``bytes`` keeping more than twice their own size allocated (measured once).
+
+    The probe is one ~180-byte object, about a trade frame's size; the answer
+    decides whether the builders right-size what they return (``Builders``).
+    """
+    probe = {"probe": "x" * 150, "n": 1}
+    data, size = traced_size(lambda: dumps(probe))
+    return size > 2 * sys.getsizeof(data)
 
 
 # --------------------------------------------------------------------------- the spec
@@ -516,24 +556,29 @@ def _signature(m: MessageSpec) -> str:
     return ", ".join([f.name for f in m.fields if f.required] + [f"{f.name}=None" for f in m.fields if not f.required])
 
 
-def _encode_lines(m: MessageSpec, *, coerce_optional: bool) -> list[str]:
+def _encode_lines(m: MessageSpec, *, coerce_optional: bool, right_size: bool = False) -> list[str]:
     # Required fields go in one dict literal (the fast shape); optional ones only when given.
+    # right_size: the codec's bytes keep a buffer larger than themselves (``overallocates``);
+    # joining them with b"" is one C call that copies them into an object of their own size.
+    def encode(obj: str) -> str:
+        return f"return _join((_dumps({obj}), _EMPTY))" if right_size else f"return _dumps({obj})"
+
     items = [f'"type": {m.name!r}'] + [f'"{f.name}": {f.name}' for f in m.fields if f.required]
     optional = [f for f in m.fields if not f.required]
     if not optional:
-        return ["return _dumps({" + ", ".join(items) + "})"]
+        return [encode("{" + ", ".join(items) + "}")]
     lines = ["d = {" + ", ".join(items) + "}"]
     for f in optional:
         lines.append(f"if {f.name} is not None:")
         if coerce_optional:
             lines += _indent(_coerce_lines(f, f.name))
         lines.append(f'    d["{f.name}"] = {f.name}')
-    lines.append("return _dumps(d)")
+    lines.append(encode("d"))
     return lines
 
 
-def _source_for(m: MessageSpec) -> str:
-    """The generated source of the three functions of message ``m``."""
+def _source_for(m: MessageSpec, *, right_size: bool = False) -> str:
+    """The generated source of the functions of message ``m`` (``right_size``: see ``Builders``)."""
     fields = list(m.fields)
     base = m.name.replace(".", "_")
     out: list[str] = []
@@ -550,7 +595,7 @@ def _source_for(m: MessageSpec) -> str:
             out.append(f"    if {f.name} is not None:")
             out += _indent(checks, 2)
     # The checks above already coerced (a float field's check rounds it), so encode as is.
-    out += _indent(_encode_lines(m, coerce_optional=False))
+    out += _indent(_encode_lines(m, coerce_optional=False, right_size=right_size))
     out.append("")
 
     # make_x_unchecked(...): only the coercions that keep the bytes identical, then encode.
@@ -559,7 +604,7 @@ def _source_for(m: MessageSpec) -> str:
     for f in fields:
         if f.required:
             out += _indent(_coerce_lines(f, f.name))
-    out += _indent(_encode_lines(m, coerce_optional=True))
+    out += _indent(_encode_lines(m, coerce_optional=True, right_size=right_size))
     out.append("")
 
     # explain_x(d): the same rules over a decoded dict, one by one, naming the first broken one.
@@ -655,13 +700,24 @@ def _fast_check_lines(m: MessageSpec) -> list[str]:
 
 
 class Builders:
-    """The generated functions for one codec, as attributes (``make_order_new`` etc.)."""
+    """The generated functions for one codec, as attributes (``make_order_new`` etc.).
 
-    def __init__(self, codec: Codec) -> None:
+    ``right_size``: whether every builder copies the codec's output into a ``bytes``
+    of its own size before returning it. None (the default) decides by measuring:
+    ``overallocates(codec.dumps)``. orjson 3.11 and later return ``bytes`` that keep
+    their whole write buffer (4 KB and up from orjson 3.13, whatever the payload's
+    length, and ``sys.getsizeof`` does not show it), so a queue of published frames
+    would hold many times their size; the copy costs one ``b"".join`` per message
+    (``bench engine`` and chapter 10 measure both sides). ``self.right_size`` says
+    what was decided.
+    """
+
+    def __init__(self, codec: Codec, *, right_size: bool | None = None) -> None:
         self.codec = codec
+        self.right_size = overallocates(codec.dumps) if right_size is None else bool(right_size)
         self.sources: dict[str, str] = {}
         for name, m in SPEC.items():
-            source = _source_for(m)
+            source = _source_for(m, right_size=self.right_size)
             has_float = any(f.kind == "float" for f in m.fields)
             namespace: dict[str, Any] = {
                 # A message with no float field cannot carry NaN (the checked builder's rules
@@ -671,6 +727,7 @@ class Builders:
                 "_fail": _fail, "_missing": _missing,
                 "_unknown_fields": _unknown_fields, "_price_ok": _price_ok, "_levels_ok": _levels_ok,
                 "GOOD_PRICES": _GOOD_PRICES,
+                "_join": b"".join, "_EMPTY": b"",
                 "KNOWN": frozenset(["type", *(f.name for f in m.fields)]),
             }
             for i, f in enumerate(m.fields):
@@ -696,13 +753,16 @@ class Builders:
         getattr(self, "check_" + kind.replace(".", "_"))(d)
 
 
-def build_builders(codec: Codec) -> Builders:
+def build_builders(codec: Codec, *, right_size: bool | None = None) -> Builders:
     """Generate every message's builders and checker for ``codec`` (the module's own use ``CODEC``)."""
-    return Builders(codec)
+    return Builders(codec, right_size=right_size)
 
 
 builders = build_builders(CODEC)
 """The functions generated for this process's codec; also exported as module globals below."""
+
+RIGHT_SIZED: bool = builders.right_size
+"""Whether this process's builders copy each payload to its own size (``overallocates(CODEC.dumps)``)."""
 
 
 def builder_source(message: str) -> str:

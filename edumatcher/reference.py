@@ -198,10 +198,20 @@ class NaiveBook:
         """Raise ``AssertionError`` (showing the whole book) if the state breaks a rule. O(n).
 
         Checks: resting orders are live LIMIT-priced orders on the right list with
-        ``1 <= visible_qty <= remaining_qty``; pending stops are PENDING; live ids are
-        unique; the book is not crossed; no pending stop is triggerable.
+        ``1 <= visible_qty <= remaining_qty``; pending stops are PENDING; every live
+        order has ``qty > 0``, ``filled_qty >= 0`` and ``filled_qty + remaining_qty <= qty``
+        (``==`` but for a DECREMENT); live ids and ``arrival_seq`` values are unique;
+        the counters are not negative; the book is not crossed; no pending stop is triggerable.
         """
         problems: list[str] = []
+        if self._last_seq < 0 or self._last_trade_seq < 0:
+            problems.append(f"negative counter: seq {self._last_seq}, trade seq {self._last_trade_seq}")
+        for o in self._live_orders():
+            if not (o.qty > 0 and o.filled_qty >= 0 and o.filled_qty + o.remaining_qty <= o.qty):
+                problems.append(f"quantities out of range {o.to_dict()}")
+        seqs = [o.arrival_seq for o in self._live_orders()]
+        if len(seqs) != len(set(seqs)):
+            problems.append("two live orders share an arrival_seq")
         for side, orders in ((Side.BUY, self._bids), (Side.SELL, self._asks)):
             for o in orders:
                 if o.side is not side or o.price is None or o.status not in _LIVE_STATUSES:
@@ -225,7 +235,7 @@ class NaiveBook:
 
     def _execute(self, aggressor: Order) -> None:
         """Run one accepted (or just triggered) order to completion: FOK check, match, rest or cancel."""
-        if aggressor.tif is TIF.FOK and self._fok_available_qty(aggressor) < aggressor.qty:
+        if aggressor.tif is TIF.FOK and not self._fok_fills(aggressor):
             self._cancel(aggressor)  # killed untouched
             return
         self._match(aggressor)
@@ -256,16 +266,26 @@ class NaiveBook:
             return resting_price <= aggressor.price  # type: ignore[operator]
         return resting_price >= aggressor.price  # type: ignore[operator]
 
-    def _fok_available_qty(self, aggressor: Order) -> int:
-        """All resting quantity (hidden included) at prices the FOK crosses, less its own owner's when smp is on."""
-        total = 0
-        for resting in self._opposite_list(aggressor.side):
-            if not self._crosses(aggressor, resting.price):  # type: ignore[arg-type]
-                continue
-            if aggressor.smp is not SelfMatch.NONE and resting.owner == aggressor.owner:
-                continue
-            total += resting.remaining_qty
-        return total
+    def _fok_fills(self, aggressor: Order) -> bool:
+        """Whether a FOK fills completely, by the rule of ``rules.py`` for its ``smp`` mode."""
+        crossed = sorted(
+            (o for o in self._opposite_list(aggressor.side) if self._crosses(aggressor, o.price)),  # type: ignore[arg-type]
+            key=_priority,
+        )
+        mode = aggressor.smp
+        if mode is SelfMatch.NONE:
+            return sum(o.remaining_qty for o in crossed) >= aggressor.qty
+        if mode is SelfMatch.CANCEL_OLDEST:  # its own orders are cancelled as met; they do not count
+            return sum(o.remaining_qty for o in crossed if o.owner != aggressor.owner) >= aggressor.qty
+        # CANCEL_NEWEST, CANCEL_BOTH, DECREMENT: it must fill before reaching its first own order.
+        own = [i for i, o in enumerate(crossed) if o.owner == aggressor.owner]
+        if not own:
+            return sum(o.remaining_qty for o in crossed) >= aggressor.qty
+        first = crossed[own[0]]
+        ahead = crossed[: own[0]]
+        before = sum(o.remaining_qty for o in ahead if o.price != first.price)  # better levels, in full
+        before += sum(o.visible_qty for o in ahead if o.price == first.price)  # its level: peaks ahead of it
+        return before >= aggressor.qty
 
     def _trade(self, aggressor: Order, resting: Order) -> None:
         """Print one trade at the resting price for ``min(aggressor.remaining_qty, resting.visible_qty)``."""

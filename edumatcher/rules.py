@@ -15,8 +15,11 @@ Acceptance (``validate_new_order``; a refusal raises ``OrderRejected`` and chang
   have one (UNEXPECTED_PRICE). STOP and STOP_LIMIT need ``stop_price``
   (MISSING_STOP_PRICE); LIMIT and MARKET must not have one (UNEXPECTED_STOP_PRICE).
   Prices are ``int`` ticks with ``1 <= p <= MAX_PRICE``: BAD_PRICE.
-* ``display_qty`` (an iceberg) is None or an ``int`` with ``1 <= display_qty <= qty``,
-  and only on LIMIT or STOP_LIMIT orders, which can rest: BAD_DISPLAY_QTY.
+* ``display_qty`` (an iceberg) is None or an ``int`` with
+  ``min_display_qty(qty) <= display_qty <= qty``, and only on LIMIT or STOP_LIMIT
+  orders, which can rest: BAD_DISPLAY_QTY. ``min_display_qty(qty)`` is
+  ``ceil(qty / ICEBERG_MAX_PEAKS)``: an iceberg shows at least one
+  ``ICEBERG_MAX_PEAKS``-th of its total, so it has at most ``ICEBERG_MAX_PEAKS`` peaks.
 * Enum fields are members of their enum (``Order.from_dict`` rejects unknown
   strings with UNKNOWN_ENUM; ``validate_new_order`` rejects non-members too).
 
@@ -41,17 +44,31 @@ Matching
   ``a <= limit``; a sell crosses a bid ``b`` when MARKET or ``b >= limit``.
 * After matching: LIMIT with DAY or GTC rests its remainder; MARKET, IOC and
   FOK never rest: the remainder is cancelled (status CANCELLED).
-* FOK: before any matching, the quantity it could trade with (all resting
-  quantity, hidden iceberg quantity included, at prices it crosses, excluding
-  orders of its own owner when its ``smp`` is not NONE) must be at least its
-  ``qty``; otherwise it is cancelled untouched. Self-match actions still apply
-  during its matching (with CANCEL_NEWEST or CANCEL_BOTH a FOK can therefore end
-  CANCELLED after partial fills: self-match prevention wins).
+* FOK is all-or-none: it fills its whole ``qty`` by trades or is cancelled
+  untouched (no trade, no self-match action), decided before any matching, from
+  what matching (self-match prevention included) would do:
+
+  - ``smp`` NONE: it fills when the resting quantity at prices it crosses (hidden
+    iceberg quantity included) is at least its ``qty``.
+  - CANCEL_OLDEST: the same, not counting its own owner's orders (matching cancels
+    those it meets and goes on).
+  - CANCEL_NEWEST, CANCEL_BOTH, DECREMENT (each would end or shrink the FOK at its
+    first own order): it fills only if it can without reaching an order of its own
+    owner. Walk the crossed resting orders in priority order up to the first one of
+    its owner (all of them if there is none); matching takes, before reaching it,
+    every order at the better price levels in full (hidden quantity included) plus,
+    at its level, the ``visible_qty`` of the orders ahead of it (an iceberg whose peak
+    is taken refreshes at the back, behind it). That must be at least ``qty``.
+
+  So a FOK that fills never meets a self-match except CANCEL_OLDEST's, and self-match
+  prevention never cuts one short.
 * Status: NEW when accepted (PENDING for a stop), PARTIALLY_FILLED after a fill
   that leaves quantity open, FILLED when ``remaining_qty`` reaches 0 by fills,
   CANCELLED when cancelled for any reason (``remaining_qty`` then keeps the
   cancelled quantity). ``filled_qty + remaining_qty == qty`` except after a
-  DECREMENT (see below), which lowers ``remaining_qty`` without filling.
+  DECREMENT (see below), which lowers ``remaining_qty`` without filling: so for
+  every order ``0 <= filled_qty`` and ``filled_qty + remaining_qty <= qty``, and a
+  live (resting) order is PARTIALLY_FILLED exactly when ``filled_qty > 0``.
 
 Icebergs
 --------
@@ -64,6 +81,21 @@ Icebergs
   ``visible_qty = min(display_qty, remaining_qty)`` with a new ``arrival_seq``
   (for a resting order: the back of its price level). An aggressor keeps
   matching its whole remaining quantity; the peak limits only what rests.
+
+Bounded work per message
+------------------------
+A message costs O(log n) per trade and per order it touches, and the number of
+trades is bounded by what other messages placed: every fill but the incoming
+order's last either ends a resting order or takes a whole iceberg peak, and an iceberg has at most
+``ICEBERG_MAX_PEAKS`` peaks (the ``min_display_qty`` rule above). So one incoming
+order prints at most ``ICEBERG_MAX_PEAKS`` trades per resting order it meets, and
+each of those orders took a message of its own to place. Without the rule, one
+iceberg of ``MAX_QTY`` with ``display_qty=1`` let one MARKET order print ``MAX_QTY``
+trades. The rule is modelled on venue practice, not copied from one venue: Xetra
+and Eurex (T7) and the Prague exchange set a minimum peak size (and a minimum
+total) per instrument; here the minimum is a share of the total, so a single
+number bounds the peaks of every iceberg. The rule refuses on entry, so nothing is
+ever half-done: a message either completes or is refused with the book unchanged.
 
 Stops
 -----
@@ -136,13 +168,26 @@ from .model import (
     Side,
 )
 
-__all__ = ["MAX_QTY", "MAX_PRICE", "validate_new_order"]
+__all__ = ["MAX_QTY", "MAX_PRICE", "ICEBERG_MAX_PEAKS", "min_display_qty", "validate_new_order"]
 
 MAX_QTY = 1_000_000_000
 """Largest accepted order quantity: bounded so arithmetic stays small and a typo fails loudly."""
 
 MAX_PRICE = 10**15
 """Largest accepted price in ticks."""
+
+ICEBERG_MAX_PEAKS = 100
+"""Most peaks an iceberg may have: ``display_qty >= ceil(qty / ICEBERG_MAX_PEAKS)``
+(see "Bounded work per message" above)."""
+
+
+def min_display_qty(qty: int) -> int:
+    """The smallest ``display_qty`` an iceberg of ``qty`` may show: ``ceil(qty / ICEBERG_MAX_PEAKS)``. O(1).
+
+    >>> min_display_qty(3), min_display_qty(100), min_display_qty(101), min_display_qty(10**6)
+    (1, 1, 2, 10000)
+    """
+    return -(-qty // ICEBERG_MAX_PEAKS)
 
 _PRICED = (OrderType.LIMIT, OrderType.STOP_LIMIT)
 _STOPS = (OrderType.STOP, OrderType.STOP_LIMIT)
@@ -202,6 +247,12 @@ def validate_new_order(order: Order, symbol: str) -> None:
             raise OrderRejected(RejectReason.BAD_DISPLAY_QTY, f"a {kind.value} order cannot rest, so it cannot be an iceberg")
         if not _is_int(display) or not 1 <= display <= qty:
             raise OrderRejected(RejectReason.BAD_DISPLAY_QTY, f"display_qty must be an int from 1 to qty ({qty}), not {display!r}")
+        if display * ICEBERG_MAX_PEAKS < qty:
+            raise OrderRejected(
+                RejectReason.BAD_DISPLAY_QTY,
+                f"display_qty {display} is below the minimum peak {min_display_qty(qty)} for qty {qty}: "
+                f"an iceberg may have at most {ICEBERG_MAX_PEAKS} peaks",
+            )
 
 
 def _reject_enum(value: Any, enum: type, field: str) -> NoReturn:

@@ -332,16 +332,63 @@ def test_fok_with_cancel_oldest_removes_own_orders_then_fills(side: Side) -> Non
     assert s.events() == [("cancelled", "mine"), ("trade", "theirs")] and fok.status is FILLED
 
 
+STOPPING_MODES = pytest.mark.parametrize(
+    "smp", [SelfMatch.CANCEL_NEWEST, SelfMatch.CANCEL_BOTH, SelfMatch.DECREMENT], ids=["newest", "both", "decrement"]
+)
+
+
 @BOTH_SIDES
-def test_fok_can_end_cancelled_after_fills_when_self_match_prevention_wins(side: Side) -> None:
+@STOPPING_MODES
+def test_fok_is_all_or_none_when_self_match_prevention_would_stop_it(side: Side, smp: SelfMatch) -> None:
+    # Issue 15: with CANCEL_NEWEST this FOK used to trade 3 with bob, meet ann's own order
+    # and end CANCELLED after a partial fill. Matching would meet ann's order before 8 lots:
+    # the FOK is killed untouched, and nothing else in the book moves.
     s = Step()
     s.submit(order("theirs", side, 3, 100, owner="bob"))
     s.submit(order("mine", side, 10, 100, owner="ann"))
     s.submit(order("theirs2", side, 5, 100, owner="cat"))
-    fok = order("fok", OPPOSITE[side], 8, 100, tif=TIF.FOK, owner="ann", smp=SelfMatch.CANCEL_NEWEST)
-    assert s.submit(fok) == [("fok", "theirs", 100, 3)]  # 8 available without ann's: it passes the check
-    assert state(fok) == (CANCELLED, 3, 5, 5)
-    assert s.events() == [("trade", "theirs"), ("cancelled", "fok")]
+    fok = order("fok", OPPOSITE[side], 8, 100, tif=TIF.FOK, owner="ann", smp=smp)
+    assert s.submit(fok) == []
+    assert state(fok) == (CANCELLED, 0, 8, 8)
+    assert s.events() == [("cancelled", "fok")] and len(s.book) == 3
+    assert own_side(side, *s.depth()) == [(100, 3, 18)]
+
+
+@BOTH_SIDES
+@STOPPING_MODES
+def test_fok_fills_when_it_completes_before_its_own_order(side: Side, smp: SelfMatch) -> None:
+    s = Step()
+    s.submit(order("theirs", side, 8, 100, owner="bob"))
+    s.submit(order("mine", side, 10, 100, owner="ann"))
+    fok = order("fok", OPPOSITE[side], 8, 100, tif=TIF.FOK, owner="ann", smp=smp)
+    assert s.submit(fok) == [("fok", "theirs", 100, 8)] and fok.status is FILLED
+    assert s.book.get("mine").remaining_qty == 10  # never reached
+
+
+@BOTH_SIDES
+@STOPPING_MODES
+def test_fok_counts_only_the_peaks_ahead_of_its_own_order_at_its_level(side: Side, smp: SelfMatch) -> None:
+    # An iceberg whose peak is taken refreshes behind ann's order: only its peak is ahead.
+    s = Step()
+    s.submit(order("ice", side, 20, 100, display=5, owner="bob"))
+    s.submit(order("mine", side, 10, 100, owner="ann"))
+    killed = order("fok1", OPPOSITE[side], 6, 100, tif=TIF.FOK, owner="ann", smp=smp)
+    assert s.submit(killed) == [] and killed.status is CANCELLED and len(s.book) == 2
+    fok = order("fok2", OPPOSITE[side], 5, 100, tif=TIF.FOK, owner="ann", smp=smp)
+    assert s.submit(fok) == [("fok2", "ice", 100, 5)] and fok.status is FILLED
+
+
+@BOTH_SIDES
+@STOPPING_MODES
+def test_fok_counts_better_levels_in_full_before_its_own_order(side: Side, smp: SelfMatch) -> None:
+    s = Step()
+    better = 100 + BETTER[side]
+    s.submit(order("ice", side, 20, better, display=5, owner="bob"))
+    s.submit(order("mine", side, 10, 100, owner="ann"))
+    fok = order("fok", OPPOSITE[side], 20, 100, tif=TIF.FOK, owner="ann", smp=smp)
+    assert s.submit(fok) == [("fok", "ice", better, 5)] * 4 and fok.status is FILLED
+    too_far = order("fok2", OPPOSITE[side], 1, 100, tif=TIF.FOK, owner="ann", smp=smp)
+    assert s.submit(too_far) == [] and too_far.status is CANCELLED  # only its own order is left
 
 
 # ------------------------------------------------------------------------ stops

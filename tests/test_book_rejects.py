@@ -99,6 +99,10 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], RejectReason]] = [
     ("display bool", {"display_qty": True}, R.BAD_DISPLAY_QTY),
     ("display float", {"display_qty": 2.0}, R.BAD_DISPLAY_QTY),
     ("iceberg market", {"order_type": OrderType.MARKET, "price": None, "display_qty": 2}, R.BAD_DISPLAY_QTY),
+    # Issue 15: a peak below qty / ICEBERG_MAX_PEAKS (one MARKET could print MAX_QTY trades)
+    ("iceberg peak of 1 in 10**6", {"qty": 10**6, "display_qty": 1}, R.BAD_DISPLAY_QTY),
+    ("iceberg peak one short", {"qty": 10_001, "display_qty": 100}, R.BAD_DISPLAY_QTY),
+    ("iceberg peak of 1 in MAX_QTY", {"qty": MAX_QTY, "display_qty": 1}, R.BAD_DISPLAY_QTY),
     ("iceberg stop", {"order_type": OrderType.STOP, "price": None, "stop_price": 120, "display_qty": 2}, R.BAD_DISPLAY_QTY),
     ("duplicate resting id", {"id": "b1"}, R.DUPLICATE_ID),
     ("duplicate iceberg id", {"id": "ice"}, R.DUPLICATE_ID),

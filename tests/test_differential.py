@@ -110,19 +110,30 @@ class CancelBothAggressorFirst(NaiveBook):
 
 
 class FokCountsOwnOrders(NaiveBook):
-    """The FOK check forgets to exclude its own owner's orders when smp is on."""
+    """The FOK check forgets its own owner's orders: all crossing quantity counts, whatever the smp."""
 
-    def _fok_available_qty(self, aggressor: Order) -> int:
-        return sum(r.remaining_qty for r in self._opposite_list(aggressor.side) if self._crosses(aggressor, r.price))
+    def _fok_fills(self, aggressor: Order) -> bool:
+        return sum(r.remaining_qty for r in self._opposite_list(aggressor.side)
+                   if self._crosses(aggressor, r.price)) >= aggressor.qty
 
 
 class FokCountsVisibleOnly(NaiveBook):
     """The FOK check ignores hidden iceberg quantity."""
 
-    def _fok_available_qty(self, aggressor: Order) -> int:
+    def _fok_fills(self, aggressor: Order) -> bool:
         mine = aggressor.smp is not SelfMatch.NONE
         return sum(r.visible_qty for r in self._opposite_list(aggressor.side)
-                   if self._crosses(aggressor, r.price) and not (mine and r.owner == aggressor.owner))
+                   if self._crosses(aggressor, r.price) and not (mine and r.owner == aggressor.owner)) >= aggressor.qty
+
+
+class FokPartialUnderSmp(NaiveBook):
+    """The rule before issue 15: own orders are left out for every smp mode, so CANCEL_NEWEST,
+    CANCEL_BOTH and DECREMENT can stop a FOK after partial fills (not all-or-none)."""
+
+    def _fok_fills(self, aggressor: Order) -> bool:
+        mine = aggressor.smp is not SelfMatch.NONE
+        return sum(r.remaining_qty for r in self._opposite_list(aggressor.side)
+                   if self._crosses(aggressor, r.price) and not (mine and r.owner == aggressor.owner)) >= aggressor.qty
 
 
 class StrictStopTrigger(NaiveBook):
@@ -158,7 +169,7 @@ class CancelOwnerById(NaiveBook):
 
 
 @pytest.mark.parametrize("mutant", [CancelBothAggressorFirst, FokCountsOwnOrders, FokCountsVisibleOnly,
-                                    StrictStopTrigger, StopKeepsItsSeq, CancelOwnerById],
+                                    FokPartialUnderSmp, StrictStopTrigger, StopKeepsItsSeq, CancelOwnerById],
                          ids=lambda m: m.__name__)
 def test_each_one_rule_mutant_is_caught_on_the_ladder(mutant: type[NaiveBook]) -> None:
     result = run_differential(mutant, OrderBook, seeds=range(10), ops_per_seed=OPS)

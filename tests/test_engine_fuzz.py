@@ -12,6 +12,8 @@ answer of an accepted message, every frame of it passing the full spec checks.
 from __future__ import annotations
 
 import json
+import sys
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -20,7 +22,7 @@ from hypothesis import strategies as st
 
 from edumatcher import engine as engine_module
 from edumatcher import messages
-from edumatcher.engine import Engine
+from edumatcher.engine import _CACHE_LIMIT, Engine
 from edumatcher.messages import (
     STDLIB_CODEC,
     make_book_snapshot_request,
@@ -28,7 +30,9 @@ from edumatcher.messages import (
     make_order_cancel_owner,
     make_order_new,
 )
-from edumatcher.model import RejectReason
+from edumatcher.metrics import OWNER_ENTRY_BYTES, OwnerCounts
+from edumatcher.model import Order, RejectReason
+from edumatcher.rules import ICEBERG_MAX_PEAKS, min_display_qty
 
 REASONS = {r.value for r in RejectReason}
 IDS = ("s1", "s2", "b1", "st", "c1", "x1")
@@ -170,3 +174,144 @@ def test_pathological_payloads_are_refused(payload: bytes) -> None:
             _check_answer(payload)
         finally:
             engine_module._loads = original
+
+
+# --------------------------------------------------------------------------- hostile patterns (issue 15)
+#
+# One message from a hostile client must cause bounded work and memory. Work is
+# counted, never timed: Python line events executed while the engine handles the
+# message (sys.settrace, so a loop over every level or every order shows up as
+# that many events), and the peak of memory allocated meanwhile (tracemalloc, so a
+# sorted copy of every level shows up as its size). Each pattern is run on a small
+# and a large case; the large one may not cost much more than the small one.
+
+
+def _rest(engine: Engine, n: int, **fields: Any) -> None:
+    """Rest ``n`` orders straight into the book (the engine's path is covered elsewhere; this is setup)."""
+    book = engine.books["XYZ"]
+    for i in range(n):
+        d = {"symbol": "XYZ", "tif": "GTC", **{k: (v(i) if callable(v) else v) for k, v in fields.items()}}
+        d["id"] = f"{d.pop('prefix', 'r')}{i}"
+        book.submit(Order.from_dict(d), now_ns=1)
+        book.events.clear()
+
+
+def _work(engine: Engine, payload: bytes) -> tuple[list[tuple[bytes, bytes]], int, int]:
+    """Handle ``payload``; return its frames, the line events executed, and the peak bytes allocated meanwhile."""
+    lines = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal lines
+        if event == "line":
+            lines += 1
+        return tracer
+
+    tracemalloc.start()
+    sys.settrace(tracer)
+    try:
+        frames = engine.handle(payload)
+    finally:
+        sys.settrace(None)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return frames, lines, peak
+
+
+def _grows(small: tuple[int, int], large: tuple[int, int], what: str) -> None:
+    (lines_s, peak_s), (lines_l, peak_l) = small, large
+    print(f"\n{what}: small case {lines_s:,} line events, peak {peak_s:,} B; large case {lines_l:,}, peak {peak_l:,} B")
+    # The large case is 100x the small one; bounded work may differ by a log factor, not 100x.
+    assert lines_l <= 2 * lines_s + 200, what
+    assert peak_l <= 2 * peak_s + 64_000, what
+
+
+def test_an_iceberg_hit_by_a_big_market_order_prints_a_bounded_number_of_trades() -> None:
+    # The issue's case, display_qty=1 under a 1e5 iceberg, is refused at entry now (rules.py's
+    # minimum peak), and the thinnest iceberg allowed prints at most ICEBERG_MAX_PEAKS trades.
+    engine = _fresh_engine()
+    refused = engine.handle(make_order_new("ice1", "XYZ", "SELL", "LIMIT", 100_000, "ivy", price="11.00", display_qty=1))
+    assert len(refused) == 1 and b'"reason":"BAD_DISPLAY_QTY"' in refused[0][1], refused
+    thinnest = min_display_qty(100_000)
+    engine.handle(make_order_new("ice2", "XYZ", "SELL", "LIMIT", 100_000, "ivy", price="11.00", display_qty=thinnest))
+    frames = engine.handle(make_order_new("mkt", "XYZ", "BUY", "MARKET", 100_000, "max", tif="IOC"))
+    trades = [p for topic, p in frames if topic == messages.TOPIC_TRADE_EXECUTED]
+    print(f"\nMARKET 1e5 into an iceberg of 1e5 showing {thinnest:,}: {len(frames):,} frames, {len(trades):,} trades")
+    # rules.py: one incoming order prints at most ICEBERG_MAX_PEAKS trades per resting order it meets.
+    from_iceberg = [p for p in trades if b'"buy_order_id":"mkt","sell_order_id":"ice2"' in p]
+    assert 0 < len(from_iceberg) <= ICEBERG_MAX_PEAKS
+    assert len(trades) <= ICEBERG_MAX_PEAKS + 20  # plus the setup's few resting orders and peaks
+    assert sum(json.loads(p)["qty"] for p in trades) >= 100_000  # the MARKET filled (a triggered stop may add a trade)
+
+
+def test_fok_with_smp_against_an_owner_holding_many_pending_stops_is_bounded() -> None:
+    costs = []
+    for n in (1_000, 100_000):
+        engine = _fresh_engine()
+        _rest(engine, n, prefix="stp", side="SELL", order_type="STOP", qty=1, stop_price=lambda i: 500 + i % 50, owner="eve")
+        engine.handle(make_order_new("lot", "XYZ", "SELL", "LIMIT", 1, "eve", price="10.55"))
+        fok = make_order_new("fok", "XYZ", "BUY", "LIMIT", 1, "eve", tif="FOK", price="10.55", smp="CANCEL_NEWEST")
+        frames, lines, peak = _work(engine, fok)
+        assert frames[0][0] == b"order.ack.eve"
+        costs.append((lines, peak))
+    _grows(costs[0], costs[1], "FOK + SMP, owner with 1e3 vs 1e5 pending stops")
+
+
+@pytest.fixture(scope="module")
+def wide_books() -> list[Engine]:
+    """Two engines whose ask side has 1,000 and 100,000 one-lot levels above 20.00 (and the usual setup below)."""
+    engines = []
+    for n in (1_000, 100_000):
+        engine = _fresh_engine()
+        _rest(engine, n, prefix="lvl", side="SELL", order_type="LIMIT", qty=1, price=lambda i: 2_000 + i, owner="wes")
+        engines.append(engine)
+    return engines
+
+
+def test_fok_for_one_lot_against_100k_levels_is_bounded(wide_books: list[Engine]) -> None:
+    costs = []
+    for engine in wide_books:
+        before = engine.books["XYZ"].depth(5)
+        # Crosses the two setup levels, which hold too little: cancelled without walking the 1e5 levels above.
+        frames, lines, peak = _work(engine, make_order_new("f1", "XYZ", "BUY", "LIMIT", 100, "fay", tif="FOK", price="10.60"))
+        assert b'"status":"CANCELLED"' in frames[0][1] and engine.books["XYZ"].depth(5) == before
+        costs.append((lines, peak))
+    _grows(costs[0], costs[1], "FOK for 1 lot, 1e3 vs 1e5 ask levels")
+
+
+def test_a_snapshot_of_a_100k_level_book_is_bounded(wide_books: list[Engine]) -> None:
+    costs = []
+    for engine in wide_books:
+        frames, lines, peak = _work(engine, make_book_snapshot_request("XYZ", "sam"))
+        snap = json.loads(frames[0][1])
+        assert len(snap["asks"]) == engine.snapshot_levels
+        costs.append((lines, peak))
+    _grows(costs[0], costs[1], "book.snapshot.request, 1e3 vs 1e5 levels")
+
+
+def _flood(limit: int, owners: int) -> Engine:
+    """One big resting seller, then ``owners`` distinct buyers taking 1 lot each: two counters grow per owner."""
+    engine = Engine(["XYZ"], clock=lambda: 1, owner_limit=limit)
+    engine.handle(make_order_new("s0", "XYZ", "SELL", "LIMIT", 10**9, "seller", price="10.00"))
+    for i in range(owners):
+        engine.handle(make_order_new(f"b{i}", "XYZ", "BUY", "LIMIT", 1, f"o{i}", price="10.00"))
+    return engine
+
+
+def test_per_owner_counters_name_at_most_the_limit_and_lose_no_count() -> None:
+    limit = 1_000
+    engine = _flood(limit, 100_000)
+    orders, fills = engine.metrics.per_owner, engine.fills
+    assert isinstance(orders, OwnerCounts) and isinstance(fills, OwnerCounts)
+    assert len(orders) == len(fills) == limit  # structural: never more than the limit
+    assert sum(orders.values()) + orders.other == 100_000 + 1  # every accepted order counted
+    assert sum(fills.values()) + fills.other == 2 * 100_000  # one fill per side of each trade
+    assert orders["seller"] == 1 and fills["seller"] == 100_000  # the first owners keep their names
+    summary = engine.summary()
+    assert len(summary["per_owner"]) == limit and summary["per_owner_other"] == 100_000 + 1 - limit
+    assert summary["fills_other_owners"] == fills.other
+    # What the two counters hold, object by object, stays under the documented bound.
+    held = sum(sys.getsizeof(c) + sum(map(sys.getsizeof, c.values())) for c in (orders, fills))
+    # The engine's other per-owner structures are capped too (names, topics).
+    assert len(engine._owner_names) <= _CACHE_LIMIT and len(engine._ack_topics) <= engine._ack_topics.limit
+    print(f"\n{100_000:,} owners, limit {limit:,}: the two counters hold {held:,} B (sys.getsizeof)")
+    assert held <= 2 * limit * OWNER_ENTRY_BYTES

@@ -128,6 +128,30 @@ def test_an_alternative_answer_differs_from_the_solution(name: str) -> None:
 # --- the authoring guide, checked without running anything ---------------------------------------
 
 
+def _markdown_answers(path: Path) -> dict[str, dict]:
+    """``{grade_id: nbgrader metadata}`` of every Markdown answer cell of a notebook."""
+    nb = nbformat.read(path, as_version=4)
+    return {cell.metadata["nbgrader"]["grade_id"]: dict(cell.metadata["nbgrader"]) for cell in nb.cells
+            if cell.cell_type == "markdown" and cell.metadata.get("nbgrader", {}).get("solution") is True}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_written_answers_are_graded_by_hand(name: str) -> None:
+    """Every Markdown answer is an nbgrader manual-grade cell worth 1-3 points, never an autograded check."""
+    exercise = load_exercise(SOLUTIONS / f"{name}.ipynb")
+    written = _markdown_answers(exercise.path)
+    assert [spec.grade_id for spec in exercise.manual] == list(written)
+    assert all(meta["grade"] is True and meta["locked"] is False for meta in written.values()), written
+    assert all(1 <= spec.points <= 3 for spec in exercise.manual), exercise.manual
+    assert not set(written) & {check.grade_id for check in exercise.checks}
+
+
+@pytest.mark.parametrize("name", ALTERNATIVE_NAMES)
+def test_an_alternatives_written_answers_are_marked_as_the_solutions(name: str) -> None:
+    """A submission's metadata is replaced by the source's when graded, but these copies should read true."""
+    assert _markdown_answers(ALTERNATIVES / f"{name}.ipynb") == _markdown_answers(SOLUTIONS / f"{name}.ipynb")
+
+
 def _checks(name: str) -> list[tuple[str, str]]:
     """``(grade_id, source)`` of every check cell of an exercise, hidden tests included."""
     nb = nbformat.read(SOLUTIONS / f"{name}.ipynb", as_version=4)

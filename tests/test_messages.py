@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import sys
 from decimal import Decimal
 from typing import Any
 
@@ -28,7 +29,9 @@ from edumatcher.messages import (
     build_builders,
     builder_name,
     builder_source,
+    overallocates,
     static_topic,
+    traced_size,
 )
 from edumatcher.model import OrderRejected, RejectReason, Side
 
@@ -551,7 +554,38 @@ def test_generated_source_is_readable_and_matches_the_functions() -> None:
     assert inspect.getsource(messages.make_trade_executed_unchecked).startswith("def make_trade_executed_unchecked(")
     # The unchecked builder of a message with no float field is one dict literal and an encode.
     body = inspect.getsource(messages.make_trade_executed_unchecked).splitlines()
-    assert len(body) == 3 and body[2].strip().startswith("return _dumps({")
+    encode = "return _join((_dumps({" if messages.RIGHT_SIZED else "return _dumps({"
+    assert len(body) == 3 and body[2].strip().startswith(encode)
+
+
+# --------------------------------------------------------------------------- payloads hold only their own bytes
+
+def _trade(b: Any) -> bytes:
+    return b.make_trade_executed_unchecked("XYZ", 1, "100.25", 3, "b" * 20, "s" * 20, "amy", "bob", "BUY", 7)
+
+
+def test_right_sizing_is_decided_by_measuring_the_codec() -> None:
+    # The stdlib's bytes come from str.encode at their own size: no copy needed, none made.
+    assert overallocates(STDLIB_CODEC.dumps) is False
+    assert build_builders(STDLIB_CODEC).right_size is False
+    assert "_join" not in build_builders(STDLIB_CODEC).sources["trade.executed"]
+    if ORJSON_CODEC is not None:
+        # Measured, not assumed from a version: whatever this orjson does, the builders follow it.
+        assert build_builders(ORJSON_CODEC).right_size is overallocates(ORJSON_CODEC.dumps)
+
+
+@pytest.mark.skipif(ORJSON_CODEC is None, reason="orjson is not installed")
+def test_right_sized_payloads_keep_only_their_own_bytes_and_are_the_same_bytes() -> None:
+    raw, trimmed = build_builders(ORJSON_CODEC, right_size=False), build_builders(ORJSON_CODEC, right_size=True)  # type: ignore[arg-type]
+    payload, traced = traced_size(lambda: _trade(trimmed))
+    assert payload == _trade(raw) == _trade(build_builders(STDLIB_CODEC))
+    # tracemalloc sees exactly what sys.getsizeof reports (pymalloc rounds to 8 bytes at most).
+    assert traced <= sys.getsizeof(payload) + 8, (traced, sys.getsizeof(payload))
+    raw_payload, raw_traced = traced_size(lambda: _trade(raw))
+    print(f"\n{ORJSON_CODEC.name}: a {len(payload)}-byte trade frame holds {raw_traced:,} B as orjson returns it, "  # type: ignore[union-attr]
+          f"{traced:,} B right-sized (sys.getsizeof says {sys.getsizeof(raw_payload)} for both)")
+    if overallocates(ORJSON_CODEC.dumps):  # type: ignore[union-attr]
+        assert raw_traced > 2 * sys.getsizeof(raw_payload)
 
 
 def test_builder_names() -> None:

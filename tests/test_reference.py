@@ -304,16 +304,20 @@ def test_fok_excludes_own_orders_only_when_smp_is_on(smp: str) -> None:
         assert book.get("mine") is not None
 
 
-def test_fok_can_end_cancelled_after_partial_fills_when_smp_cancels_it() -> None:
+@pytest.mark.parametrize("smp", ["CANCEL_NEWEST", "CANCEL_BOTH", "DECREMENT"])
+def test_fok_is_killed_untouched_when_it_would_meet_its_own_order(smp: str) -> None:
+    # Issue 15: it used to trade 2 with t1, meet "mine" and end CANCELLED after a partial fill.
     book = NaiveBook(SYM)
     book.submit(make("t1", "BUY", 2, 100, owner="them"))
     book.submit(make("mine", "BUY", 5, 100, owner="me"))
     book.submit(make("t2", "BUY", 3, 100, owner="them"))
-    agg = make("f", "SELL", 5, 100, tif="FOK", owner="me", smp="CANCEL_NEWEST")
-    assert trades_of(book, agg) == [("f", "t1", 100, 2)]  # 5 others available, so it is not killed
-    assert agg.status is OrderStatus.CANCELLED and (agg.filled_qty, agg.remaining_qty) == (2, 3)
-    assert event_summary(book) == [("trade", "t1"), ("cancelled", "f")]
-    assert book.get("mine") is not None and book.get("t2") is not None
+    agg = make("f", "SELL", 5, 100, tif="FOK", owner="me", smp=smp)
+    assert trades_of(book, agg) == []  # only 2 lots ahead of "mine"
+    assert agg.status is OrderStatus.CANCELLED and (agg.filled_qty, agg.remaining_qty) == (0, 5)
+    assert event_summary(book) == [("cancelled", "f")]
+    assert [book.get(i).remaining_qty for i in ("t1", "mine", "t2")] == [2, 5, 3]
+    fits = make("f2", "SELL", 2, 100, tif="FOK", owner="me", smp=smp)
+    assert trades_of(book, fits) == [("f2", "t1", 100, 2)] and fits.status is OrderStatus.FILLED
 
 
 # -------------------------------------------------------------------- icebergs

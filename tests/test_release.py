@@ -24,7 +24,8 @@ from edumatcher.grading import (
     readonly_cell,
     release_notebook,
 )
-from edumatcher.grading.exercise import SourceError, validate_source
+from edumatcher.grading.authoring import manual_answer_cell
+from edumatcher.grading.exercise import SourceError, load_exercise, validate_source
 from edumatcher.grading.notebook_cells import (
     BEGIN_SOLUTION,
     END_SOLUTION,
@@ -95,8 +96,18 @@ def test_checks_and_readonly_cells_are_locked_answers_are_not(released: Path) ->
     cells = cells_by_id(nbformat.read(released / "ex_toy.ipynb", as_version=4))
     for gid in ("c_add", "c_mean", "c_mean_empty", "intro", "setup"):
         assert cells[gid].metadata["editable"] is False and cells[gid].metadata["deletable"] is False, gid
+    # Answer cells, written answers graded by hand included, stay editable; like nbgrader's LockCells
+    # they cannot be deleted (a deleted answer is lost work).
     for gid in ("a_add", "a_mean", "a_explain"):
-        assert "editable" not in cells[gid].metadata and "deletable" not in cells[gid].metadata, gid
+        assert "editable" not in cells[gid].metadata and cells[gid].metadata["deletable"] is False, gid
+
+
+def test_a_written_answer_is_a_manual_grade_cell_cleared_on_release(sources: Path, released: Path) -> None:
+    exercise = load_exercise(sources / "ex_toy.ipynb")
+    assert [spec.grade_id for spec in exercise.manual] == ["a_explain"] and exercise.manual_points == 1
+    assert "a_explain" not in [check.grade_id for check in exercise.checks] and exercise.max_points == 5
+    meta = cells_by_id(nbformat.read(released / "ex_toy.ipynb", as_version=4))["a_explain"].metadata.nbgrader
+    assert (meta["solution"], meta["grade"], meta["locked"], meta["points"]) == (True, True, False, 1)
 
 
 def _nbgrader_recipe(cell: nbformat.NotebookNode) -> str:
@@ -237,9 +248,22 @@ BAD_SOURCES = {
     "hidden tests in an answer": ([answer_cell("a1", "### BEGIN SOLUTION\nx=1\n### END SOLUTION\n"
                                                "### BEGIN HIDDEN TESTS\nassert x\n### END HIDDEN TESTS"), GOOD_CHECK],
                                   "hidden-test markers outside a check cell"),
-    "both answer and check": ([new_code_cell("### BEGIN SOLUTION\nx\n### END SOLUTION",
-                                             metadata=_meta("c1", solution=True, grade=True, points=1))],
-                              "both an answer (solution) and a check"),
+    "code cell marked manual": ([new_code_cell("### BEGIN SOLUTION\nx\n### END SOLUTION",
+                                               metadata=_meta("c1", solution=True, grade=True, points=1)), GOOD_CHECK],
+                                "a code cell cannot be both an answer (solution) and graded"),
+    "manual answer without points": ([GOOD_ANSWER, GOOD_CHECK, new_markdown_cell(
+        "Why?\n### BEGIN SOLUTION\nBecause.\n### END SOLUTION", metadata=_meta("m1", solution=True, grade=True))],
+        "manual-grade answer cell needs points > 0 (has None)"),
+    "manual answer with zero points": ([GOOD_ANSWER, GOOD_CHECK, manual_answer_cell(
+        "m1", "### BEGIN SOLUTION\nBecause.\n### END SOLUTION", points=0)], "manual-grade answer cell needs points > 0"),
+    "locked manual answer": ([GOOD_ANSWER, GOOD_CHECK, new_markdown_cell(
+        "### BEGIN SOLUTION\nBecause.\n### END SOLUTION",
+        metadata=_meta("m1", solution=True, grade=True, locked=True, points=1))], "must have locked: false"),
+    "manual answer without a region": ([GOOD_ANSWER, GOOD_CHECK, manual_answer_cell("m1", "Why?", points=1)],
+                                       "answer cell has no"),
+    "ungraded markdown answer": ([GOOD_ANSWER, GOOD_CHECK, new_markdown_cell(
+        "### BEGIN SOLUTION\nBecause.\n### END SOLUTION", metadata=_meta("m1", solution=True))],
+        "a Markdown answer cell is graded by hand: mark it grade: true"),
     "markdown check": ([GOOD_ANSWER, new_markdown_cell("why?", metadata=_meta("c1", grade=True, locked=True, points=1))],
                        "check cells must be code cells"),
     "unlocked check": ([GOOD_ANSWER, new_code_cell("assert x", metadata=_meta("c1", grade=True, points=1))],
@@ -317,12 +341,12 @@ def test_replace_regions_handles_several_regions() -> None:
 
 # --- help ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("command", ["release", "grade"])
+@pytest.mark.parametrize("command", ["release", "grade", "review"])
 def test_help_has_a_summary_and_an_example(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stopped:
         main([command, "--help"])
     assert stopped.value.code == 0
-    out = capsys.readouterr().out
-    assert f"Example: python -m edumatcher {command}" in " ".join(out.split())
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Example: python -m edumatcher {command}" in out or f"Examples: python -m edumatcher {command}" in out
     if command == "grade":
-        assert "UNSANDBOXED" in out
+        assert "bubblewrap" in out and "--sandbox none" in out

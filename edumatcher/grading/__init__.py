@@ -22,7 +22,12 @@ typing metadata: ``answer_cell(id, source)``, ``check_cell(id, source, points)``
 =========  ========  =====  ======  ========  ==============================================
 kind       solution  grade  locked  points    what happens
 =========  ========  =====  ======  ========  ==============================================
-answer     true      false  false   -         region cleared on release; the student's version runs
+answer     true      false  false   -         code only: region cleared on release; the student's
+                                              version runs
+manual     true      true   false   > 0       a written (Markdown) answer graded by a person: region
+                                              cleared to YOUR ANSWER HERE, never locked; the student's
+                                              text is kept and shown by ``review``; not autograded
+                                              (``Exercise.manual``)
 check      false     true   true    > 0       locked + checksummed on release; RESTORED from the
                                               source before grading; full points if it runs cleanly
 read-only  false     false  true    -         locked on release; restored before grading. Use it
@@ -48,7 +53,11 @@ test something, so students can check themselves.
 ``release`` refuses (``Error: ...``, exit 1) a duplicate grade_id, a check without points > 0, a
 cell that is both answer and check, a non-code check, unbalanced or nested markers, an answer cell
 without a region, solution markers outside answer cells, hidden-test markers outside check cells,
-and a notebook without checks.
+and a notebook without checks; and, for manual cells, a manual cell without points > 0, a locked
+manual cell, one without a solution region, a code cell marked as both answer and graded, and a
+Markdown answer with ``grade: false`` (nbgrader rejects it). Answer cells are released
+``deletable: false``, as nbgrader does, so ``nbgrader generate_assignment`` writes exactly our
+student copies (``tests/test_nbgrader_compat.py``).
 
 Writing checks that cannot be fooled
 ------------------------------------
@@ -73,37 +82,52 @@ Writing checks that cannot be fooled
 
 What grading does (``grade``)
 -----------------------------
-restore -> execute -> score -> report, one worker subprocess per submission:
+discover -> plan -> (restore -> execute -> score) per submission -> record -> export:
 
+* **discover** (``submissions.py``, ``name_matching.py``): files to submissions: student from the
+  folder (or an LMS prefix), exercise from the file name (exact, then case, copy marks, LMS
+  prefixes; the row's note says how), the newest of several copies, links never followed, saved
+  outputs dropped before the size limit.
+* **plan** (``run_plan.py``): resume (skip rows already in the gradebook with the same file
+  digest), ``--regrade``, ``--roster``.
 * **restore** (``restore.py``): checks and read-only cells come from the source (hidden tests
   included), matched by grade_id; deleted ones are re-inserted at their source position, edited or
   retyped ones replaced, copies dropped; cells claiming ``grade: true`` that the source does not
   have run as ordinary code and earn nothing; known cells return to source order. Missing answer
   cells, changed types and duplicates are reported in the feedback, never fatal. Student code
-  never runs before this.
-* **execute** (``execute.py``): nbclient, a fresh ``python3`` kernel, cwd a temporary directory,
-  every cell in order; errors do not stop the run; a cell over ``--cell-timeout`` is interrupted;
-  output is capped per cell. The worker is killed (kernel and children too) past ``--timeout``.
+  never runs before this. It runs in the trusted worker, outside the sandbox.
+* **execute** (``execute.py``, ``sandbox.py``, ``guarded_checks.py`` + ``kernel_guard.py``):
+  nbclient, a fresh ``python3`` kernel inside bubblewrap where available (``--sandbox``), cwd an
+  empty folder, every cell in order; errors do not stop the run; a cell over ``--cell-timeout``
+  is interrupted; output is capped per cell and per notebook; memory and file size are capped.
+  Before each check the kernel's cell machinery is put back as it was before any student code ran,
+  and the check's pass is cross-checked on the grader's own channel. The worker is killed (kernel
+  and children too) past ``--timeout``, and dies with the grader.
 * **score** (``score.py``): a check earns its points when it runs to the end without an
-  exception (stderr warnings are fine), 0 when it raises, times out, or the kernel dies; after a
-  kernel death or an unstoppable cell, the remaining checks score 0 with that reason.
-* **report** (``report.py``): ``gradebook/grades.csv`` (student, exercise, total, max, status,
-  reason, submission), ``gradebook/<exercise>.csv`` (a column per check grade_id; first data row,
-  student ``(points)``, gives each check's worth), ``gradebook/feedback/<student>/<exercise>.md``,
-  ``gradebook/autograded/<student>/<exercise>.ipynb``, and a summary table on the terminal.
+  exception (stderr warnings are fine) and the cross-check agrees, 0 when it raises, times out, or
+  the kernel dies; after a kernel death or an unstoppable cell, the remaining checks score 0 with
+  that reason.
+* **record** (``gradebook.py``): one committed SQLite transaction per finished submission in
+  ``gradebook/gradebook.sqlite``; a stop signal (``stopping.py``) kills the workers and keeps what
+  is committed.
+* **export** (``report.py``, ``class_report.py``): from the whole database, every run:
+  ``grades.csv``, ``<exercise>.csv``, ``totals.csv``, ``feedback/<student>/<exercise>.md``,
+  ``class_report.html``; ``autograded/<student>/<exercise>.ipynb`` is written by the worker.
+  ``review`` (``review.py``) pages the written answers and imports the manual points.
 
-Student identity comes from folders (nbgrader's ``submitted/<student>/<exercise>.ipynb`` layout):
-the first folder below a folder argument, else the folder holding the file. Row statuses: graded,
-timeout, kernel-died, invalid, empty, unknown-exercise, error (see ``score.py``). Checks that
-finished before a timeout or kernel death keep their outcome; the rest score 0.
+Row statuses: graded, timeout, kernel-died, invalid, empty, unknown-exercise, error (see
+``score.py``), and not-submitted (a roster student without a file). Checks that finished before a
+timeout or kernel death keep their outcome; the rest score 0.
 
 The autograded notebooks contain the hidden tests: do not hand them to students (the feedback
 files show only each check's verdict and assertion message).
 
-**Student code runs unsandboxed** with the grader's permissions; only the timeouts and a temporary
-directory protect you. Restoring checks defeats edited, deleted and added cells, not a determined
-attack on the kernel (e.g. monkeypatching a library module the checks import): grade untrusted
-work in a container and look at surprising scores.
+**What the sandbox and the guard do not cover** (see ``sandbox.py`` and ``kernel_guard.py``): the
+checks run in the student's interpreter, so code written against a check's imports (patching
+``math.isclose``), against the grader's in-kernel objects, or through ``ctypes`` can still fool
+that student's own checks; it cannot reach the sources, the gradebook or another submission
+when bubblewrap is available. Without bubblewrap (``--sandbox none``) student code runs with the
+grader's permissions: grade untrusted work in a container, and look at surprising scores.
 
 Commands
 --------
@@ -112,7 +136,10 @@ Commands
     python -m edumatcher release solutions/ exercises/          # write student copies
     python -m edumatcher release solutions/ exercises/ --check  # CI: exit 1 if out of date
     python -m edumatcher grade submitted/ --source solutions/ --out gradebook/ --jobs 2 \\
-        --cell-timeout 60 --timeout 300
+        --cell-timeout 60 --timeout 300 [--roster roster.csv] [--sandbox auto|bwrap|none]
+    python -m edumatcher grade submitted/ --out gradebook/ --regrade ann/02_exact_ticks
+    python -m edumatcher review gradebook/ [--import gradebook/review/manual_scores.csv]
+    python -m edumatcher release --student-tree ../class-repo --binder-repo OWNER/REPO
 
 Testing an exercise
 -------------------
@@ -138,6 +165,7 @@ from typing import Any
 # and ``bench`` do not pay for importing nbformat and nbclient.
 _EXPORTS = {
     "answer_cell": "authoring", "check_cell": "authoring", "readonly_cell": "authoring",
+    "manual_answer_cell": "authoring", "ManualSpec": "exercise",
     "CheckSpec": "exercise", "Exercise": "exercise", "SourceError": "exercise",
     "find_exercises": "exercise", "load_exercise": "exercise",
     "compute_checksum": "notebook_cells", "notebook_text": "notebook_cells",

@@ -14,9 +14,14 @@ from edumatcher.cli import CliError
 __all__ = ["add_parsers"]
 
 _GRADE_WARNING = (
-    "WARNING: student code runs UNSANDBOXED, with your user's permissions: it can read and write "
-    "your files and use the network. Only the timeouts and a temporary working directory protect "
-    "you. Grade untrusted submissions inside a container or a throwaway account."
+    "Each kernel runs in a bubblewrap sandbox where the machine allows it (--sandbox auto): no network, "
+    "no view of the sources, the gradebook or other submissions, capped memory and output. Without one "
+    "(--sandbox none, or no bubblewrap), student code runs with your user's permissions."
+)
+_UNSANDBOXED_WARNING = (
+    "WARNING: student code runs UNSANDBOXED, with your user's permissions: it can read and write your "
+    "files and use the network; only the timeouts, the memory cap and a temporary working directory "
+    "protect you. Install bubblewrap (Debian: apt-get install bubblewrap), or grade in a container."
 )
 
 
@@ -30,12 +35,21 @@ def add_parsers(sub: Any) -> None:
             "'raise NotImplementedError()', hidden tests are removed, outputs cleared, check cells locked "
             "and checksummed. With --check, write nothing and exit 1 listing each differing *.ipynb."
         ),
-        epilog="Example: python -m edumatcher release solutions/ exercises/ --check",
+        epilog=("Example: python -m edumatcher release solutions/ exercises/ --check; the class repository: "
+                "python -m edumatcher release --student-tree ../class-repo --binder-repo OWNER/REPO"),
     )
     release.add_argument("source", nargs="?", default="solutions", help="folder of source notebooks (default solutions)")
     release.add_argument("out", nargs="?", default="exercises", help="folder of student copies (default exercises)")
     release.add_argument("--check", action="store_true",
                          help="write nothing; exit 1 if OUT differs from what release would write")
+    release.add_argument("--student-tree", metavar="TREE", default=None,
+                         help="instead, write the course for students into TREE (absent or empty): course/, "
+                              "exercises/ released from SOURCE, edumatcher/, binder/, pyproject.toml, a student "
+                              "Makefile and README; no solutions/, no tests/, no hidden tests")
+    release.add_argument("--force", action="store_true",
+                         help="with --student-tree: replace TREE if an earlier --student-tree wrote it")
+    release.add_argument("--binder-repo", metavar="OWNER/REPO[/BRANCH]", default=None,
+                         help="with --student-tree: point the README's Binder badge at the class repository")
     release.set_defaults(func=_release)
 
     grade = sub.add_parser(
@@ -45,10 +59,14 @@ def add_parsers(sub: Any) -> None:
             "Grade submitted notebooks (files, or folders laid out as SUBMITTED/<student>/<exercise>.ipynb). "
             "Each is matched to SOURCE/<exercise>.ipynb by file name, its check cells are restored from the "
             "source (hidden tests included), and it runs in a fresh python3 kernel in a temporary directory. "
-            "Writes OUT/grades.csv, OUT/<exercise>.csv, OUT/feedback/<student>/<exercise>.md and "
+            "Each result is committed to OUT/gradebook.sqlite as it finishes; rerunning the same command "
+            "grades only what is missing or changed. Ctrl-C, SIGTERM or SIGHUP stop cleanly (finished rows "
+            "kept). Every run exports the whole gradebook: OUT/grades.csv, OUT/<exercise>.csv, OUT/totals.csv, "
+            "OUT/feedback/<student>/<exercise>.md, OUT/class_report.html and "
             "OUT/autograded/<student>/<exercise>.ipynb. " + _GRADE_WARNING
         ),
-        epilog="Example: python -m edumatcher grade submitted/ --source solutions/ --jobs 2 --cell-timeout 30",
+        epilog="Examples: python -m edumatcher grade submitted/ --source solutions/ --jobs 2 --roster roster.csv; "
+               "then, after a late hand-in: python -m edumatcher grade submitted/ --regrade ann/02_exact_ticks",
     )
     grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submitted notebook or folder of them")
     grade.add_argument("--source", default="solutions", help="folder of source notebooks (default solutions)")
@@ -59,7 +77,22 @@ def add_parsers(sub: Any) -> None:
     grade.add_argument("--timeout", type=_positive_float, default=300.0, metavar="S",
                        help="seconds one whole notebook may take, kernel start included, before it is "
                             "killed (default 300)")
+    grade.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                       help="run each kernel in bubblewrap: auto (default) where it works, else say why and "
+                            "run without; bwrap refuses to grade without it; none never uses it")
+    grade.add_argument("--memory-mb", type=_positive_int, default=2048, metavar="MB",
+                       help="memory one kernel may allocate (RLIMIT_DATA; default 2048)")
+    grade.add_argument("--max-notebook-mb", type=_positive_float, default=20.0, metavar="MB",
+                       help="largest notebook graded, counted after its saved outputs are dropped (default 20)")
+    grade.add_argument("--regrade", action="append", default=[], metavar="STUDENT[/EXERCISE]",
+                       help="grade only these again (repeatable), replacing their rows; every other row is kept")
+    grade.add_argument("--roster", metavar="CSV", default=None,
+                       help="class list (a 'student' column, or the first column): every student gets a row for "
+                            "every exercise, 'not-submitted' when missing; kept in the gradebook for later runs")
     grade.set_defaults(func=_grade)
+
+    from .review import add_review_parser  # written answers graded by people (review.py)
+    add_review_parser(sub)
 
 
 def _positive_int(text: str) -> int:
@@ -88,6 +121,10 @@ def _release(args: argparse.Namespace) -> int:
     avoid_slow_imports()
     from .release import check_release, release_tree
 
+    if args.student_tree is not None:
+        return _release_student_tree(args)
+    if args.force or args.binder_repo is not None:
+        raise CliError("--force and --binder-repo only apply with --student-tree TREE")
     if args.check:
         differences = check_release(args.source, args.out)
         for line in differences:
@@ -107,6 +144,23 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _release_student_tree(args: argparse.Namespace) -> int:
+    from .student_tree import write_student_tree
+
+    if args.check:
+        raise CliError("--check compares exercises/ only; it does not combine with --student-tree")
+    report = write_student_tree(args.student_tree, source_dir=args.source, force=args.force,
+                                binder_repo=args.binder_repo)
+    print(f"wrote the student tree {report.out}: {report.files} files "
+          f"({', '.join(report.copied)}; {len(report.exercises)} exercise notebook(s))")
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.binder and args.binder_repo is None:
+        print(f"note: the README's Binder badge names {report.binder}; pass --binder-repo OWNER/REPO[/BRANCH] "
+              "or edit it to name the class repository", file=sys.stderr)
+    return 0
+
+
 def _grade(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -115,29 +169,89 @@ def _grade(args: argparse.Namespace) -> int:
     avoid_slow_imports()
 
     from .exercise import find_exercises
-    from .report import summary_table, write_feedback, write_gradebook
+    from .gradebook import DATABASE_NAME, Gradebook, printable
+    from .report import export_gradebook, summary_table
+    from .run_plan import parse_regrade, plan_run, read_roster
+    from .sandbox import resolve_sandbox
+    from .stopping import GradingStopped, StopOnSignals
     from .submissions import discover_submissions
     from .supervise import grade_submissions
 
     exercises = find_exercises(args.source)
-    submissions, skipped = discover_submissions(args.submissions)
+    sandbox = resolve_sandbox(args.sandbox)  # before anything runs: --sandbox bwrap without one is an error
+    regrade = parse_regrade(args.regrade)
+    roster = read_roster(args.roster) if args.roster else None
+    # Matched against the known exercise names: copy suffixes, case and LMS prefixes are recognised.
+    submissions, skipped = discover_submissions(args.submissions, exercises=set(exercises))
     if not submissions:
         raise CliError("no submissions found (expected *.ipynb files or folders of them)")
     if skipped:
-        print(f"skipping {len(skipped)} file(s) that are not *.ipynb, e.g. {skipped[0]}", file=sys.stderr)
-    print(_GRADE_WARNING, file=sys.stderr)
-    print(f"grading {len(submissions)} submission(s) against {len(exercises)} exercise(s), {args.jobs} at a time",
-          file=sys.stderr)
-
-    def progress(done: int, total: int, result: Any) -> None:
-        print(f"[{done}/{total}] {result.student}/{result.exercise}: {result.total:g}/{result.max_points:g} "
-              f"{result.status} ({result.seconds:.1f} s)", file=sys.stderr, flush=True)
-
+        print(f"skipping {len(skipped)} file(s) that are not notebooks (*.ipynb, *.ipynb.txt, *.ipynb.json), e.g. {skipped[0]}", file=sys.stderr)
     out = Path(args.out)
-    results = grade_submissions(submissions, exercises, jobs=args.jobs, cell_timeout=args.cell_timeout,
-                                timeout=args.timeout, executed_dir=out / "autograded", progress=progress)
-    write_gradebook(results, exercises, out)
-    write_feedback(results, out)
-    print(summary_table(results))
-    print(f"gradebook: {out / 'grades.csv'} (per exercise: {out}/<exercise>.csv, feedback: {out}/feedback/)")
+    book = Gradebook.open(out)
+    try:
+        plan = plan_run(submissions, book.digests(), regrade)
+        if roster is not None:
+            book.set_roster(roster)
+            print(f"roster: {len(roster)} student(s) from {args.roster}", file=sys.stderr)
+        for changed in plan.changed:
+            print(f"{changed.student}/{changed.exercise}: the file changed since it was graded; grading it again",
+                  file=sys.stderr)
+        if plan.unchanged:
+            print(f"resuming: {len(plan.unchanged)} submission(s) already in {out / DATABASE_NAME} are kept "
+                  f"(--regrade STUDENT[/EXERCISE] grades one again)", file=sys.stderr)
+        print(sandbox.describe(), file=sys.stderr)
+        if sandbox.kind != "bwrap":
+            print(_UNSANDBOXED_WARNING, file=sys.stderr)
+        print(f"grading {len(plan.todo)} submission(s) against {len(exercises)} exercise(s), {args.jobs} at a time",
+              file=sys.stderr)
+
+        by_key = {(printable(s.student), printable(s.exercise)): s for s in plan.todo}
+
+        def progress(done: int, total: int, result: Any) -> None:
+            # Runs in this (main) thread as each worker finishes: one committed transaction per result.
+            key = (printable(result.student), printable(result.exercise))
+            submission = by_key.get(key)
+            book.record(result, submission=submission, digest=plan.digests.get(key, "") if submission else "")
+            print(f"[{done}/{total}] {result.student}/{result.exercise}: {result.total:g}/{result.max_points:g} "
+                  f"{result.status} ({result.seconds:.1f} s)", file=sys.stderr, flush=True)
+
+        with StopOnSignals() as stop:
+            try:
+                if plan.todo:
+                    grade_submissions(plan.todo, exercises, jobs=args.jobs, cell_timeout=args.cell_timeout,
+                                      timeout=args.timeout, executed_dir=out / "autograded", progress=progress,
+                                      sandbox=sandbox, memory_mb=args.memory_mb,
+                                      max_notebook_bytes=int(args.max_notebook_mb * 1_000_000))
+            except GradingStopped:
+                pass  # grade_submissions has killed every worker and kernel; what finished is committed
+            stop.raising = False  # a signal from here on waits for the export to finish
+            results = export_gradebook(book, exercises, out)
+        print(summary_table(results))
+        print(f"gradebook: {out / 'grades.csv'} (per exercise: {out}/<exercise>.csv, totals: {out}/totals.csv, "
+              f"feedback: {out}/feedback/, record: {out / DATABASE_NAME})")
+        if stop.signum is not None:
+            recorded = len(book.digests())
+            print(f"stopped by {stop.name}: {recorded} row(s) saved in {out / DATABASE_NAME}; to resume, run the "
+                  f"same command again: {_same_command(args)}", file=sys.stderr)
+            return stop.exit_code
+    finally:
+        book.close()
     return 0
+
+
+def _same_command(args: argparse.Namespace) -> str:
+    """The command line of this run, to print as the way to resume it."""
+    import shlex
+
+    if sys.argv and sys.argv[0].endswith(("edumatcher/__main__.py", "edumatcher\\__main__.py")):
+        return shlex.join(["python", "-m", "edumatcher", *sys.argv[1:]])
+    words = ["python", "-m", "edumatcher", "grade", *args.submissions, "--source", args.source, "--out", args.out,
+             "--jobs", str(args.jobs), "--cell-timeout", str(args.cell_timeout), "--timeout", f"{args.timeout:g}"]
+    words += ["--sandbox", args.sandbox, "--memory-mb", str(args.memory_mb), "--max-notebook-mb",
+              f"{args.max_notebook_mb:g}"]
+    for selector in args.regrade:
+        words += ["--regrade", selector]
+    if args.roster:
+        words += ["--roster", args.roster]
+    return shlex.join(words)

@@ -4,6 +4,10 @@ The source is the trusted copy of an exercise: it holds the solutions, the hidde
 points. ``load_exercise`` refuses a source whose marking is ambiguous, because every later step
 (release, restore, score) relies on it: ids are unique, every check has points, every answer cell
 has a region to clear, and markers pair up and sit only where they can do their job.
+
+Written answers are Markdown answer cells graded by a person (nbgrader's "manual" cells:
+``solution: true, grade: true, points``); they are listed in ``Exercise.manual``, never among the
+autograded ``Exercise.checks``.
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ from .notebook_cells import (
     RegionError,
     cell_points,
     find_regions,
+    is_manual,
     nbgrader_meta,
     source_text,
 )
 
-__all__ = ["SourceError", "CheckSpec", "Exercise", "validate_source", "load_exercise", "find_exercises"]
+__all__ = ["SourceError", "CheckSpec", "ManualSpec", "Exercise", "validate_source", "load_exercise", "find_exercises"]
 
 
 class SourceError(CliError):
@@ -47,6 +52,15 @@ class CheckSpec:
 
 
 @dataclass(frozen=True)
+class ManualSpec:
+    """One answer graded by a person (a Markdown manual-grade cell): its grade_id, worth and source position."""
+
+    grade_id: str
+    points: float
+    cell_index: int
+
+
+@dataclass(frozen=True)
 class Exercise:
     """A validated source notebook. ``name`` is the file stem that submissions are matched by."""
 
@@ -55,11 +69,17 @@ class Exercise:
     notebook: NotebookNode
     checks: tuple[CheckSpec, ...]
     answer_ids: tuple[str, ...]
+    manual: tuple[ManualSpec, ...] = ()
 
     @property
     def max_points(self) -> float:
-        """Sum of the points of every check."""
+        """Sum of the points of every autograded check (manual answers not included)."""
         return sum(check.points for check in self.checks)
+
+    @property
+    def manual_points(self) -> float:
+        """Sum of the points of every answer graded by a person."""
+        return sum(spec.points for spec in self.manual)
 
 
 def _cell_problems(cell: NotebookNode) -> list[str]:
@@ -82,16 +102,28 @@ def _cell_problems(cell: NotebookNode) -> list[str]:
         gid = meta.get("grade_id")
         if not isinstance(gid, str) or not GRADE_ID_PATTERN.match(gid):
             problems.append(f"grade_id {gid!r} must be 1-64 letters, digits, '_' or '-'")
-    if solution is True and grade is True:
-        problems.append("a cell cannot be both an answer (solution) and a check (grade); split it in two")
     if grade is True:
         points = meta.get("points")
+        what = "manual-grade answer" if solution is True else "check"
         if isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
-            problems.append(f"check cell needs points > 0 (has {points!r})")
+            problems.append(f"{what} cell needs points > 0 (has {points!r})")
+    if solution is True and grade is True:
+        # nbgrader's rule: only a written (Markdown) answer can be graded by hand; code is autograded by checks.
+        if kind != "markdown":
+            problems.append("a code cell cannot be both an answer (solution) and graded (grade); split it into "
+                            "an answer cell and a check cell (only Markdown answers are graded by hand)")
+        if meta.get("locked") is True:
+            problems.append("manual-grade answer cells must have locked: false (the student writes in them)")
+    elif grade is True:
         if kind != "code":
-            problems.append("check cells must be code cells (manual grading is not supported)")
+            problems.append("check cells must be code cells (a Markdown cell graded by hand must also be an "
+                            "answer: solution: true, grade: true, points)")
         if meta.get("locked") is not True:
             problems.append("check cells must have locked: true")
+    elif solution is True and kind == "markdown":
+        # nbgrader refuses these ("Markdown solution cell is not marked as a grade cell").
+        problems.append("a Markdown answer cell is graded by hand: mark it grade: true with points > 0 "
+                        "(authoring.manual_answer_cell)")
 
     def regions(begin: str, end: str) -> list[tuple[int, int]]:
         try:
@@ -118,8 +150,12 @@ def _cell_problems(cell: NotebookNode) -> list[str]:
     return problems
 
 
-def validate_source(nb: NotebookNode, label: str) -> tuple[tuple[CheckSpec, ...], tuple[str, ...]]:
+def validate_source(
+    nb: NotebookNode, label: str, *, manual: list[ManualSpec] | None = None
+) -> tuple[tuple[CheckSpec, ...], tuple[str, ...]]:
     """Check a source notebook's marking; return its checks and answer ids, or raise ``SourceError``.
+
+    Manual-grade answers are among the answer ids; pass a list as ``manual`` to receive their specs too.
 
     All problems are gathered into one message (``label: cell N (id): problem; ...``) so the author
     can fix them in one pass. O(total source length).
@@ -138,7 +174,11 @@ def validate_source(nb: NotebookNode, label: str) -> tuple[tuple[CheckSpec, ...]
                 problems.append(f"{where}: duplicate grade_id {gid!r} (also cell {seen[gid]})")
             else:
                 seen[gid] = index
-        if meta.get("grade") is True and isinstance(gid, str):
+        if is_manual(cell) and isinstance(gid, str):
+            answers.append(gid)
+            if manual is not None:
+                manual.append(ManualSpec(gid, cell_points(cell), index))
+        elif meta.get("grade") is True and isinstance(gid, str):
             checks.append(CheckSpec(gid, cell_points(cell), index))
         elif meta.get("solution") is True and isinstance(gid, str):
             answers.append(gid)
@@ -159,8 +199,9 @@ def load_exercise(path: str | Path) -> Exercise:
         raise SourceError(f"{path}: no such source notebook") from None
     except Exception as exc:  # nbformat raises several unrelated types for unreadable files
         raise SourceError(f"{path}: not a readable notebook ({type(exc).__name__}: {exc})") from None
-    checks, answers = validate_source(nb, str(path))
-    return Exercise(name=path.stem, path=path, notebook=nb, checks=checks, answer_ids=answers)
+    manual: list[ManualSpec] = []
+    checks, answers = validate_source(nb, str(path), manual=manual)
+    return Exercise(name=path.stem, path=path, notebook=nb, checks=checks, answer_ids=answers, manual=tuple(manual))
 
 
 def find_exercises(source_dir: str | Path) -> dict[str, Exercise]:

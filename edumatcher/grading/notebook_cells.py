@@ -5,8 +5,10 @@ A cell's role comes from its ``metadata.nbgrader`` block (nbgrader schema 3):
 ========  =================  ===========  ==========================================
 role      ``solution``       ``grade``    meaning
 ========  =================  ===========  ==========================================
-answer    true               false        the student writes here (cleared on release)
-check     false              true         graded test, worth ``points`` (locked)
+answer    true               false        the student writes code here (cleared on release)
+answer    true               true         a written (Markdown) answer graded by a person,
+                                          worth ``points``: nbgrader's "manual" cell
+check     false              true         autograded test, worth ``points`` (locked)
 readonly  false              false        ``locked`` true: narrative or setup, restored
 plain     (no nbgrader block)             anything else, left to the student
 ========  =================  ===========  ==========================================
@@ -31,7 +33,7 @@ from nbformat import NotebookNode
 __all__ = [
     "SCHEMA_VERSION", "BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS",
     "CODE_STUB", "TEXT_STUB", "GRADE_ID_PATTERN", "RegionError",
-    "nbgrader_meta", "is_check", "is_answer", "is_locked", "grade_id", "cell_points", "cell_role",
+    "nbgrader_meta", "is_grade", "is_check", "is_manual", "is_answer", "is_locked", "grade_id", "cell_points", "cell_role",
     "find_regions", "replace_regions", "compute_checksum", "source_text", "notebook_text",
     "ensure_cell_ids",
 ]
@@ -60,9 +62,21 @@ def nbgrader_meta(cell: Any) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def is_check(cell: Any) -> bool:
-    """True for a graded cell (``grade: true``)."""
+def is_grade(cell: Any) -> bool:
+    """True for any cell worth points (nbgrader's ``grade: true``): an autograded check or a manual answer."""
     return nbgrader_meta(cell).get("grade") is True
+
+
+def is_check(cell: Any) -> bool:
+    """True for an autograded check (``grade: true`` and not an answer): the grader runs it for points."""
+    meta = nbgrader_meta(cell)
+    return meta.get("grade") is True and meta.get("solution") is not True
+
+
+def is_manual(cell: Any) -> bool:
+    """True for an answer graded by a person (``grade: true`` and ``solution: true``, nbgrader's manual cell)."""
+    meta = nbgrader_meta(cell)
+    return meta.get("grade") is True and meta.get("solution") is True
 
 
 def is_answer(cell: Any) -> bool:
@@ -90,7 +104,7 @@ def grade_id(cell: Any) -> str | None:
 
 
 def cell_points(cell: Any) -> float:
-    """The points a check cell is worth (0.0 when absent or not a number)."""
+    """The points a check or manual answer cell is worth (0.0 when absent or not a number)."""
     value = nbgrader_meta(cell).get("points")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0.0
@@ -174,17 +188,18 @@ def compute_checksum(cell: Any) -> str:
 
     The digest covers, in this order: the source exactly as stored, the cell type, ``str()`` of the
     grade, solution and locked flags (``"True"``/``"False"``, locked by nbgrader's rule), the grade_id and,
-    for check cells only, ``str(float(points))``. Any edit to the text, role, id or worth changes it.
+    for cells worth points (checks and manual answers), ``str(float(points))``. Any edit to the text,
+    role, id or worth changes it.
     """
     # usedforsecurity=False: this is a change detector, not a secret, so FIPS builds must allow it.
     digest = hashlib.md5(usedforsecurity=False)
     digest.update(source_text(cell).encode("utf-8"))
     digest.update(str(cell.get("cell_type", "")).encode("utf-8"))
-    digest.update(str(is_check(cell)).encode("utf-8"))
+    digest.update(str(is_grade(cell)).encode("utf-8"))
     digest.update(str(is_answer(cell)).encode("utf-8"))
     digest.update(str(is_locked(cell)).encode("utf-8"))
     digest.update((grade_id(cell) or "").encode("utf-8"))
-    if is_check(cell):
+    if is_grade(cell):
         digest.update(str(cell_points(cell)).encode("utf-8"))
     return digest.hexdigest()
 

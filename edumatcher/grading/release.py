@@ -79,14 +79,20 @@ def clear_outputs(nb: NotebookNode) -> NotebookNode:
 
 
 def lock_cells(nb: NotebookNode) -> NotebookNode:
-    """Make check and read-only cells non-editable and non-deletable; leave the rest editable.
+    """Make check and read-only cells non-editable and non-deletable, answer cells (code, and written
+    answers graded by hand) non-deletable but editable; leave the rest alone.
 
-    Jupyter honours ``editable``/``deletable``; a determined student can still change them, which is
-    why ``grade`` restores every check from the source anyway.
+    This is nbgrader's ``LockCells`` with its defaults, so ``nbgrader generate_assignment`` writes the
+    same metadata. Jupyter honours ``editable``/``deletable``; a determined student can still change
+    them, which is why ``grade`` restores every check from the source anyway.
     """
     for cell in nb.cells:
         if is_locked(cell):
             cell.metadata["editable"] = False
+            cell.metadata["deletable"] = False
+        elif is_answer(cell):
+            # Deleting an answer cell loses the student's work and leaves "missing answer" in the feedback.
+            cell.metadata.pop("editable", None)
             cell.metadata["deletable"] = False
         else:
             cell.metadata.pop("editable", None)

@@ -1,31 +1,52 @@
-"""Write what grading found: CSV gradebooks, a Markdown feedback file per submission, a terminal table.
+"""Write what the gradebook holds: CSVs, a Markdown feedback file per row, a terminal table.
 
-Layout under the output folder (``gradebook/`` by default)::
+``export_gradebook`` rewrites every export from the whole database (``gradebook.sqlite``) on each
+run, so a run that graded one student still writes everyone's rows. Layout under the output folder
+(``gradebook/`` by default)::
 
-    grades.csv                      one row per submission: student, exercise, total, max, status, reason, submission
+    gradebook.sqlite                the record (see ``gradebook``); everything below is exported from it
+    grades.csv                      one row per student+exercise: auto points/max, manual points/max,
+                                    total, max, status, reason, note (how the file was matched, "not on
+                                    the roster"), superseded (older copies not graded), submission
     <exercise>.csv                  one per exercise: student, submission, one column per check (its
-                                    grade_id), total, max, status, reason; the first data row, student
-                                    "(points)", gives each check's worth
+                                    grade_id), one per manually graded answer, total, max, status, reason;
+                                    the first data row, student "(points)", gives each column's worth
+    totals.csv                      one row per student: each exercise's total, the sum and the maximum
     feedback/<student>/<exercise>.md
     autograded/<student>/<exercise>.ipynb   the executed notebook, outputs capped (when it ran)
+    class_report.html               the class summary (``class_report``)
 
-One CSV per exercise keeps each header exact even when exercises have different checks; grades.csv
-is the overview across exercises, including rows for unknown exercises and unreadable files.
+With a roster, every roster student has a row for every exercise (``not-submitted``, 0 points when
+nothing was handed in). Text cells that a spreadsheet would run as a formula (starting with ``=``,
+``+``, ``-``, ``@``, tab or CR) get a leading ``'``; numbers are written as numbers.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from .exercise import Exercise
-from .score import GRADED, SubmissionResult
-from .submissions import safe_name
+from .gradebook import Gradebook, GradebookEntry
+from .score import GRADED, CheckResult, SubmissionResult
+from .submissions import safe_name, student_folder_name
 
-__all__ = ["POINTS_ROW_STUDENT", "write_gradebook", "feedback_markdown", "write_feedback", "summary_table"]
+__all__ = [
+    "POINTS_ROW_STUDENT", "NOT_SUBMITTED", "NOT_ON_ROSTER", "csv_cell", "export_gradebook", "roster_entries",
+    "write_gradebook", "write_totals", "feedback_markdown", "write_feedback", "summary_table",
+]
 
 POINTS_ROW_STUDENT = "(points)"
+NOT_SUBMITTED = "not-submitted"
+NOT_ON_ROSTER = "not on the roster"
+
+Manual = dict[tuple[str, str], dict[str, tuple[float, str]]]
+Details = dict[tuple[str, str], tuple[str, Sequence[str]]]
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _num(value: float) -> str:
@@ -33,18 +54,66 @@ def _num(value: float) -> str:
     return f"{value:g}"
 
 
-def write_gradebook(results: list[SubmissionResult], exercises: dict[str, Exercise], out_dir: str | Path) -> list[Path]:
-    """Write ``grades.csv`` and one ``<exercise>.csv`` per exercise that has results; return the paths."""
+def csv_cell(value: Any) -> str:
+    """One CSV cell: numbers as numbers, text defused so a spreadsheet shows it instead of running it.
+
+    >>> csv_cell(2.0), csv_cell('=HYPERLINK("x")'), csv_cell("ann")
+    ('2', '\\'=HYPERLINK("x")', 'ann')
+    """
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return _num(value)
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def _writerow(writer: Any, cells: Iterable[Any]) -> None:
+    writer.writerow([csv_cell(cell) for cell in cells])
+
+
+def _manual_specs(exercise: Exercise | None) -> list[Any]:
+    """The exercise's manually graded answers (``ManualSpec``: grade_id, points), [] before they exist."""
+    return list(getattr(exercise, "manual", ()) or ()) if exercise is not None else []
+
+
+def _manual_cells(result: SubmissionResult, exercise: Exercise | None, manual: Manual) -> tuple[Any, float]:
+    """``(manual points cell, manual max)``: the cell is "" while none of the answers has been reviewed."""
+    specs = _manual_specs(exercise)
+    top = float(sum(spec.points for spec in specs))
+    entered = manual.get((result.student, result.exercise), {})
+    if not specs and not entered:
+        return 0.0, 0.0
+    if result.status == NOT_SUBMITTED:
+        return 0.0, top
+    if not entered:
+        return "", top
+    return float(sum(points for points, _ in entered.values())), top
+
+
+def write_gradebook(results: list[SubmissionResult], exercises: dict[str, Exercise], out_dir: str | Path, *,
+                    manual: Manual | None = None, details: Details | None = None) -> list[Path]:
+    """Write ``grades.csv`` and one ``<exercise>.csv`` per exercise that has results; return the paths.
+
+    ``manual`` is ``Gradebook.manual_scores()``; ``details`` maps (student, exercise) to
+    ``(note, superseded paths)``.
+    """
+    manual, details = manual or {}, details or {}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: (r.exercise, r.student, r.submission))
     written = [out_dir / "grades.csv"]
     with open(written[0], "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "exercise", "total", "max", "status", "reason", "submission"])
+        writer.writerow(["student", "exercise", "auto_points", "auto_max", "manual_points", "manual_max", "total",
+                         "max", "status", "reason", "note", "superseded", "submission"])
         for r in ordered:
-            writer.writerow([r.student, r.exercise, _num(r.total), _num(r.max_points), r.status, r.reason,
-                             r.submission])
+            manual_points, manual_max = _manual_cells(r, exercises.get(r.exercise), manual)
+            total = r.total + (manual_points if isinstance(manual_points, float) else 0.0)
+            note, superseded = details.get((r.student, r.exercise), ("", ()))
+            _writerow(writer, [r.student, r.exercise, r.total, r.max_points, manual_points, manual_max, total,
+                               r.max_points + manual_max, r.status, r.reason, note, "; ".join(superseded),
+                               r.submission])
     for name, exercise in exercises.items():
         rows = [r for r in ordered if r.exercise == name]
         if not rows:
@@ -52,29 +121,68 @@ def write_gradebook(results: list[SubmissionResult], exercises: dict[str, Exerci
         path = out_dir / f"{name}.csv"
         written.append(path)
         ids = [check.grade_id for check in exercise.checks]
+        specs = _manual_specs(exercise)
+        top = exercise.max_points + sum(spec.points for spec in specs)
         with open(path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["student", "submission", *ids, "total", "max", "status", "reason"])
-            writer.writerow([POINTS_ROW_STUDENT, "", *(_num(c.points) for c in exercise.checks),
-                             _num(exercise.max_points), _num(exercise.max_points), "", "points per check"])
+            _writerow(writer, ["student", "submission", *ids, *(spec.grade_id for spec in specs), "total", "max",
+                               "status", "reason"])
+            _writerow(writer, [POINTS_ROW_STUDENT, "", *(c.points for c in exercise.checks),
+                               *(spec.points for spec in specs), top, top, "", "points per check"])
             for r in rows:
                 earned = {c.grade_id: c.points for c in r.checks}
-                writer.writerow([r.student, r.submission, *(_num(earned.get(i, 0.0)) for i in ids),
-                                 _num(r.total), _num(r.max_points), r.status, r.reason])
+                entered = manual.get((r.student, r.exercise), {})
+                manual_points = [entered[s.grade_id][0] if s.grade_id in entered else "" for s in specs]
+                total = r.total + sum(p for p in manual_points if isinstance(p, float))
+                _writerow(writer, [r.student, r.submission, *(earned.get(i, 0.0) for i in ids), *manual_points,
+                                   total, top, r.status, r.reason])
     return written
 
 
-def feedback_markdown(result: SubmissionResult) -> str:
-    """The feedback a student reads: score, status, each check with its message, and the notes."""
+def write_totals(results: list[SubmissionResult], exercises: dict[str, Exercise], out_dir: str | Path, *,
+                 manual: Manual | None = None) -> Path:
+    """Write ``totals.csv``: one row per student, each exercise's total (auto + manual), the sum and the max.
+
+    A cell is empty when the student has no row for that exercise (give ``--roster`` to get 0s).
+    """
+    manual = manual or {}
+    names = sorted(exercises)
+    tops = {n: exercises[n].max_points + sum(s.points for s in _manual_specs(exercises[n])) for n in names}
+    per_student: dict[str, dict[str, float]] = {}
+    for r in results:
+        per_student.setdefault(r.student, {})
+        if r.exercise in exercises:
+            manual_points, _ = _manual_cells(r, exercises[r.exercise], manual)
+            per_student[r.student][r.exercise] = r.total + (manual_points if isinstance(manual_points, float) else 0)
+    path = Path(out_dir) / "totals.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        _writerow(writer, ["student", *names, "total", "max"])
+        _writerow(writer, [POINTS_ROW_STUDENT, *(tops[n] for n in names), sum(tops.values()), sum(tops.values())])
+        for student in sorted(per_student):
+            scores = per_student[student]
+            _writerow(writer, [student, *(scores.get(n, "") for n in names), sum(scores.values()),
+                               sum(tops.values())])
+    return path
+
+
+def feedback_markdown(result: SubmissionResult, *, manual: dict[str, tuple[float, str]] | None = None,
+                      note: str = "", superseded: Sequence[str] = ()) -> str:
+    """The feedback a student reads: score, status, each check with its message, reviewed answers, notes."""
     lines = [
         f"# Feedback: {result.exercise}",
         "",
         f"- Student: {result.student}",
-        f"- Submission: `{Path(result.submission).name}`",
-        f"- Score: **{_num(result.total)} / {_num(result.max_points)}**",
+        f"- Submission: `{Path(result.submission).name}`" if result.submission else "- Submission: none",
+        f"- Score: **{_num(result.total)} / {_num(result.max_points)}**"
+        + (" (autograded checks)" if manual else ""),
         f"- Status: {result.status}" + (f" ({result.reason})" if result.reason else ""),
-        "",
     ]
+    if note:
+        lines.append(f"- Matched: {note}")
+    if superseded:
+        lines.append("- Not graded (an older copy): " + ", ".join(f"`{Path(p).name}`" for p in superseded))
+    lines.append("")
     if result.checks:
         lines += ["| check | result | points | message |", "| --- | --- | --- | --- |"]
         for check in result.checks:
@@ -83,28 +191,88 @@ def feedback_markdown(result: SubmissionResult) -> str:
             lines.append(f"| {check.grade_id} | {verdict} | {_num(check.points)} / {_num(check.max_points)} "
                          f"| {message} |")
         lines.append("")
+    if manual:
+        lines += ["## Written answers (graded by a person)", "", "| answer | points | comment |", "| --- | --- | --- |"]
+        for gid, (points, comment) in sorted(manual.items()):
+            lines.append(f"| {gid} | {_num(points)} | {comment.replace('|', chr(92) + '|').replace(chr(10), ' ')} |")
+        lines.append("")
     if result.notes:
-        lines += ["## Notes", ""] + [f"- {note}" for note in result.notes] + [""]
+        lines += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
     if result.status == GRADED and result.checks and result.total == result.max_points:
         lines += ["Every check passed.", ""]
     return "\n".join(lines)
 
 
-def write_feedback(results: Iterable[SubmissionResult], out_dir: str | Path) -> list[Path]:
-    """Write ``feedback/<student>/<exercise>.md`` for each result (``-2``, ``-3`` suffixes on clashes)."""
+def write_feedback(results: Iterable[SubmissionResult], out_dir: str | Path, *, manual: Manual | None = None,
+                   details: Details | None = None) -> list[Path]:
+    """Write ``feedback/<student folder>/<exercise>.md`` for each result (``-2``, ``-3`` suffixes on clashes).
+
+    The student folder is ``student_folder_name(student)``: distinct students never share a folder.
+    """
+    manual, details = manual or {}, details or {}
     root = Path(out_dir) / "feedback"
     written: list[Path] = []
+    taken: set[Path] = set()
     for result in results:
-        folder = root / safe_name(result.student)
+        folder = root / student_folder_name(result.student)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{safe_name(result.exercise)}.md"
         counter = 2
-        while path in written:
+        while path in taken:
             path = folder / f"{safe_name(result.exercise)}-{counter}.md"
             counter += 1
-        path.write_text(feedback_markdown(result), encoding="utf-8")
+        note, superseded = details.get((result.student, result.exercise), ("", ()))
+        path.write_text(feedback_markdown(result, manual=manual.get((result.student, result.exercise)), note=note,
+                                          superseded=superseded), encoding="utf-8")
+        taken.add(path)
         written.append(path)
     return written
+
+
+def roster_entries(entries: list[GradebookEntry], roster: Sequence[str],
+                   exercises: dict[str, Exercise]) -> list[GradebookEntry]:
+    """``entries`` completed by the roster: a ``not-submitted`` row (0 points) for every roster student and
+    exercise without one; rows of students not on the roster are kept and noted (no roster: unchanged)."""
+    if not roster:
+        return list(entries)
+    on_roster = set(roster)
+    have = {(e.result.student, e.result.exercise) for e in entries}
+    completed = []
+    for entry in entries:
+        if entry.result.student not in on_roster:
+            note = "; ".join(part for part in (entry.note, NOT_ON_ROSTER) if part)
+            entry = GradebookEntry(entry.result, note, entry.superseded, entry.digest, entry.graded_at)
+        completed.append(entry)
+    for student in roster:
+        for name in sorted(exercises):
+            if (student, name) not in have:
+                checks = [CheckResult(c.grade_id, c.points, message="not submitted") for c in exercises[name].checks]
+                result = SubmissionResult(student, name, "", NOT_SUBMITTED, "no submission found", checks)
+                completed.append(GradebookEntry(result))
+    return completed
+
+
+def export_gradebook(book: Gradebook, exercises: dict[str, Exercise], out_dir: str | Path) -> list[SubmissionResult]:
+    """Rewrite every export (CSVs, totals, feedback, class report) from the whole database; return the rows.
+
+    Called at the end of every ``grade`` run, stopped ones included, and usable after manual scores
+    are imported. If the class report fails, one line says so and the other exports stand.
+    """
+    out_dir = Path(out_dir)
+    entries = roster_entries(book.entries(), book.roster(), exercises)
+    results = [entry.result for entry in entries]
+    details: Details = {(e.result.student, e.result.exercise): (e.note, e.superseded) for e in entries}
+    manual = book.manual_scores()
+    write_gradebook(results, exercises, out_dir, manual=manual, details=details)
+    write_totals(results, exercises, out_dir, manual=manual)
+    write_feedback(results, out_dir, manual=manual, details=details)
+    from .class_report import write_class_report  # matplotlib: imported only when a report is written
+
+    try:
+        write_class_report(results, exercises, out_dir / "class_report.html", manual=manual)
+    except Exception as exc:  # the CSVs and feedback are written; say what is missing and carry on
+        print(f"class report not written: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return results
 
 
 def summary_table(results: list[SubmissionResult], width: int = 60) -> str:
@@ -120,5 +288,5 @@ def summary_table(results: list[SubmissionResult], width: int = 60) -> str:
     for r in results:
         counts[r.status] = counts.get(r.status, 0) + 1
     lines.append("")
-    lines.append(f"{len(results)} submission(s): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    lines.append(f"{len(results)} row(s): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     return "\n".join(line.rstrip() for line in lines)

@@ -5,7 +5,8 @@ The notebook that gets executed is rebuilt around the trusted source:
 * every check and read-only cell comes from the source (hidden tests included), matched by
   grade_id; a deleted one is put back, an edited one is replaced;
 * answer cells are the student's, matched by grade_id, with their nbgrader metadata reset to the
-  source's (student metadata is never trusted);
+  source's (student metadata is never trusted); this includes written answers graded by a person
+  (Markdown manual-grade cells), whose text is kept as the student wrote it for ``review``;
 * cells the source does not know (scratch work, unknown ids, cells claiming ``grade: true``) stay
   as ordinary student code that earns no points; a second copy of a check is dropped;
 * the cells the source knows are put back in source order; each student-only cell travels with
@@ -23,7 +24,7 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_notebook
 
 from .exercise import Exercise
-from .notebook_cells import cell_role, ensure_cell_ids, grade_id, is_check, nbgrader_meta, source_text
+from .notebook_cells import cell_role, ensure_cell_ids, grade_id, is_grade, nbgrader_meta, source_text
 from .release import release_notebook
 
 __all__ = ["GradedCell", "RestoredNotebook", "restore_checks"]
@@ -71,7 +72,7 @@ def restore_checks(exercise: Exercise, submission: NotebookNode) -> RestoredNote
         gid = grade_id(cell)
         source_cell = source_cells.get(gid) if gid else None
         if source_cell is None:
-            if is_check(cell):
+            if is_grade(cell):
                 notes.append(f"cell {position} claims to be a graded check ({gid or 'no id'}) that the exercise "
                              "does not have; it ran as ordinary code and earns no points")
             _strip_nbgrader(cell)

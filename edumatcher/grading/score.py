@@ -1,6 +1,8 @@
 """Scores: what one submission earned, check by check, and why.
 
-A check earns its full points only when a worker saw it run to the end without an exception. Any
+A check earns its full points only when a worker saw it run to the end without an exception: the
+worker reports ``passed: true`` only when the kernel's reply, the executed cell's outputs and the
+grader's own channel all agree (``guarded_checks``), and only the worker writes events. Any
 check without such a report (the run timed out, the kernel died, the worker crashed, the file was
 unreadable) scores 0, with the reason that applies. There is no partial credit within a check.
 
@@ -111,7 +113,7 @@ def result_from_events(exercise: Exercise, student: str, submission: str, events
     """
     outcomes: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
-    status, reason, executed, kernel_pid, done = None, "", None, None, False
+    status, reason, kernel_pid, done = None, "", None, False
     for event in events:
         kind = event.get("event")
         if kind == "check" and isinstance(event.get("grade_id"), str):
@@ -122,8 +124,6 @@ def result_from_events(exercise: Exercise, student: str, submission: str, events
             status, reason = str(event.get("status", ERROR)), str(event.get("reason", ""))
         elif kind == "kernel" and isinstance(event.get("pid"), int):
             kernel_pid = event["pid"]
-        elif kind == "executed" and isinstance(event.get("path"), str):
-            executed = event["path"]
         elif kind == "done":
             done = True
     if overran is not None:
@@ -141,5 +141,5 @@ def result_from_events(exercise: Exercise, student: str, submission: str, events
             checks.append(CheckResult(spec.grade_id, spec.points, message=str(event.get("message", "failed"))))
         else:
             checks.append(CheckResult(spec.grade_id, spec.points, message=_NOT_RUN.get(status, "not run")))
-    return SubmissionResult(student, exercise.name, submission, status, reason, checks, notes, executed,
+    return SubmissionResult(student, exercise.name, submission, status, reason, checks, notes,
                             kernel_pid=kernel_pid)

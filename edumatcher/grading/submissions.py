@@ -4,78 +4,274 @@ Student identity comes from folders, as in nbgrader's ``submitted/<student>/...`
 notebook found inside a folder argument, it is the first folder below that argument
 (``grade submitted/`` on ``submitted/ann/ex1.ipynb`` or ``submitted/ann/ps1/ex1.ipynb`` gives
 ``ann``); for a notebook directly inside the folder argument, or a file named on the command line,
-it is the name of the folder holding it (``grade submitted/ann`` gives ``ann``). The exercise is
-the file stem, matched to ``<source>/<stem>.ipynb``.
+it is the name of the folder holding it (``grade submitted/ann`` gives ``ann``), except that a file
+directly inside a folder argument whose name carries an LMS prefix (a flat Canvas, Moodle or
+Blackboard download: ``annlee_12345_67890_02_exact_ticks.ipynb``) belongs to the student that prefix
+names (``annlee``); see ``name_matching.lms_student``. Folder names are
+any bytes: ``Submission.student`` is a printable form of them (see ``printable_name``), and
+``student_folder_name`` turns it into a distinct, file-system-safe folder name for outputs.
+
+The exercise is matched from the file name (``name_matching``: exact, then case, copy marks and
+LMS prefixes; ``*.ipynb``, ``*.ipynb.txt`` and ``*.ipynb.json`` are notebooks). Several files of
+one student for one exercise give one submission: the newest is graded, the others are listed in
+``superseded``. Symbolic links inside a submissions folder are never followed (a link to a
+classmate's notebook would take their marks): the link gets its own ``invalid`` row.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
+import stat
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import nbformat
+import orjson
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
 from edumatcher.cli import CliError
 
-__all__ = ["Submission", "SubmissionUnreadable", "discover_submissions", "read_submission", "MAX_SUBMISSION_BYTES", "safe_name"]
+from .name_matching import lms_student, match_exercise
 
-# A real exercise notebook is tens of kilobytes; beyond this it is not worth parsing (or a trap).
-MAX_SUBMISSION_BYTES = 20_000_000
+__all__ = [
+    "Submission", "SubmissionUnreadable", "discover_submissions", "read_submission", "safe_name",
+    "student_folder_name", "printable_name", "notebook_stem", "submission_digest", "DEFAULT_MAX_NOTEBOOK_BYTES",
+    "HARD_MAX_NOTEBOOK_BYTES", "MAX_SUBMISSION_BYTES", "NOTEBOOK_SUFFIXES",
+]
+
+# Applied to the notebook once its saved outputs are dropped (grading never uses them): a real
+# exercise is tens of kilobytes of source, so this only stops absurd files. --max-notebook-mb sets it.
+DEFAULT_MAX_NOTEBOOK_BYTES = 20_000_000
+MAX_SUBMISSION_BYTES = DEFAULT_MAX_NOTEBOOK_BYTES  # the name before the limit applied after stripping
+# Files beyond this are refused without being parsed at all (parsing holds a few times the file in memory).
+HARD_MAX_NOTEBOOK_BYTES = 512_000_000
+# What LMSs and browsers make of a notebook's name; longest first, so ".ipynb.txt" is not read as ".txt".
+NOTEBOOK_SUFFIXES = (".ipynb.json", ".ipynb.txt", ".ipynb")
+# Folders never searched: Jupyter checkpoints, macOS zip debris, hidden folders (.git...).
+_SKIPPED_FOLDERS = {".ipynb_checkpoints", "__MACOSX"}
 
 
 @dataclass(frozen=True)
 class Submission:
-    """One submitted file, with the student and exercise it is graded as."""
+    """One submitted file, with the student and exercise it is graded as.
+
+    ``student`` is printable and always encodable as UTF-8; ``note`` says how the file name was
+    matched when it was not exact (or why it matched nothing); ``superseded`` lists older files of
+    the same student and exercise that were not graded.
+    """
 
     path: Path
     student: str
     exercise: str
+    note: str = ""
+    superseded: tuple[Path, ...] = ()
 
 
 class SubmissionUnreadable(Exception):
     """The submitted file is not a notebook we can grade; ``str(exc)`` is the reason for the gradebook."""
 
 
-def discover_submissions(paths: list[str | Path]) -> tuple[list[Submission], list[Path]]:
+@dataclass(frozen=True)
+class _Found:
+    """A notebook file seen while walking, before duplicates are settled."""
+
+    path: Path
+    student: str
+    stem: str
+    file_name: str
+    is_link: bool
+    mtime_ns: int
+
+
+def discover_submissions(paths: Iterable[str | Path],
+                         exercises: Collection[str] | None = None) -> tuple[list[Submission], list[Path]]:
     """Expand files and folders into submissions; return ``(submissions, skipped non-notebook files)``.
 
-    Folders are searched recursively for ``*.ipynb`` (checkpoint folders ignored); files named on the
-    command line are always graded, whatever their suffix, so a wrongly named file still gets a row.
-    The same file reached twice is graded once. Raises ``CliError`` for a path that does not exist.
+    Folders are searched recursively for notebooks (checkpoint and hidden folders ignored, symbolic
+    links not followed); files named on the command line are always graded, whatever their suffix,
+    so a wrongly named file still gets a row. The same file reached twice is graded once. With
+    ``exercises`` (the known exercise names), file names are matched to them and each student gets
+    one submission per exercise (the newest file); without, the exercise is the file stem. Raises
+    ``CliError`` for a path that does not exist.
     """
-    found: dict[Path, Submission] = {}
+    found: dict[tuple[str, str], _Found] = {}
     skipped: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                if ".ipynb_checkpoints" in candidate.parts or not candidate.is_file():
-                    continue
-                if candidate.suffix == ".ipynb":
-                    relative = candidate.relative_to(path)
-                    _add(found, candidate, relative.parts[0] if len(relative.parts) > 1 else None)
-                else:
-                    skipped.append(candidate)
+            root_student = printable_name(path.resolve().name or "unknown")
+            _walk(path, None, root_student, found, skipped)
         elif path.is_file():
-            _add(found, path)
+            real = path.resolve()  # named by the instructor: a link here is followed
+            student = printable_name(real.parent.name or "unknown")
+            stem = notebook_stem(real.name) or notebook_stem(path.name) or Path(path.name).stem
+            _remember(found, _Found(real if path.is_symlink() else path, student, stem, path.name, False,
+                                    _mtime(real)))
         else:
-            raise CliError(f"submission path {path} does not exist")
-    submissions = sorted(found.values(), key=lambda s: (s.exercise, s.student, str(s.path)))
+            raise CliError(f"submission path {printable_name(str(path))} does not exist")
+    submissions = _settle(list(found.values()), exercises)
+    submissions.sort(key=lambda s: (s.exercise, s.student, str(s.path)))
     return submissions, skipped
 
 
-def _add(found: dict[Path, Submission], path: Path, student: str | None = None) -> None:
-    key = path.resolve()
-    if key not in found:
-        found[key] = Submission(path=path, student=student or key.parent.name or "unknown", exercise=path.stem)
+def _walk(folder: Path, student: str | None, root_student: str, found: dict[tuple[str, str], _Found],
+          skipped: list[Path]) -> None:
+    """Collect notebooks below ``folder`` without following links; ``student`` is set below depth 1."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return  # unreadable folder: nothing to grade in it (its files would have no row either way)
+    for entry in entries:
+        path = folder / entry.name
+        who = student if student is not None else printable_name(entry.name)
+        if entry.is_symlink():
+            flat = notebook_stem(entry.name) or entry.name
+            owner = who if student is not None or _is_dir(path) else _flat_owner(flat, root_student)
+            _add_link(path, entry, owner, found, skipped)
+        elif entry.is_dir(follow_symlinks=False):
+            if entry.name not in _SKIPPED_FOLDERS and not entry.name.startswith("."):
+                _walk(path, who, root_student, found, skipped)
+        elif entry.is_file(follow_symlinks=False):
+            stem = notebook_stem(entry.name)
+            if stem is None or entry.name.startswith("._"):  # "._x.ipynb": macOS metadata, not a notebook
+                skipped.append(path)
+                continue
+            owner = student if student is not None else _flat_owner(stem, root_student)
+            _remember(found, _Found(path, owner, stem, entry.name, False, _mtime(path, follow=False)))
+        else:
+            skipped.append(path)  # a pipe, socket or device: nothing to read (opening a pipe could block)
+
+
+def _flat_owner(stem: str, root_student: str) -> str:
+    """Who a file directly in a folder argument belongs to: the LMS prefix's student, else the folder."""
+    named = lms_student(stem)
+    return printable_name(named) if named else root_student
+
+
+def _add_link(path: Path, entry: os.DirEntry[str], student: str, found: dict[tuple[str, str], _Found],
+              skipped: list[Path]) -> None:
+    """A link inside a submissions folder: one row per notebook it names, each to be refused on reading."""
+    mtime = _mtime(path, follow=False)
+    if _is_dir(path):
+        # Only its top level is listed, to name the rows; nothing is read, nothing deeper is walked.
+        try:
+            names = sorted(e.name for e in os.scandir(path))
+        except OSError:
+            names = []
+        stems = [(notebook_stem(name), name) for name in names]
+        stems = [(stem, name) for stem, name in stems if stem is not None]
+        for stem, name in stems or [(entry.name, entry.name)]:
+            _remember(found, _Found(path, student, stem, name, True, mtime))
+        return
+    stem = notebook_stem(entry.name)
+    if stem is None:
+        skipped.append(path)
+        return
+    _remember(found, _Found(path, student, stem, entry.name, True, mtime))
+
+
+def _remember(found: dict[tuple[str, str], _Found], item: _Found) -> None:
+    # One file reached twice (a folder and a file in it both named) is one submission; the key keeps
+    # the student, so a file never counts for two students.
+    key = (os.path.abspath(item.path) if item.is_link else os.path.realpath(item.path)) + "\0" + item.stem, item.student
+    found.setdefault(key, item)
+
+
+def _settle(items: list[_Found], exercises: Collection[str] | None) -> list[Submission]:
+    """Match each file to its exercise, then keep the newest file per student and exercise."""
+    groups: dict[tuple[str, str], list[tuple[_Found, int, str]]] = {}
+    for item in items:
+        if exercises is None:
+            exercise, copy_number, note = printable_name(item.stem), 0, ""
+        else:
+            match = match_exercise(item.stem, exercises)
+            exercise = match.exercise if match.exercise is not None else printable_name(item.stem)
+            copy_number, note = match.copy_number, match.describe(printable_name(item.file_name))
+        if item.is_link:
+            link_note = "a symbolic link: not followed, not graded"
+            note = f"{note}; {link_note}" if note else link_note
+        groups.setdefault((item.student, exercise), []).append((item, copy_number, note))
+    submissions = []
+    for (student, exercise), group in groups.items():
+        # Real files before links, then the newest; ties: the higher copy number, then the name.
+        group.sort(key=lambda g: (not g[0].is_link, g[0].mtime_ns, g[1], g[0].file_name), reverse=True)
+        chosen, _, note = group[0]
+        older = tuple(g[0].path for g in group[1:])
+        if older:
+            listed = ", ".join(repr(printable_name(p.name)) for p in older[:3]) + (" ..." if len(older) > 3 else "")
+            extra = f"newest of {len(group)} files, not graded: {listed}"
+            note = f"{note}; {extra}" if note else extra
+        submissions.append(Submission(chosen.path, student, exercise, note, older))
+    return submissions
+
+
+def notebook_stem(file_name: str) -> str | None:
+    """The name without its notebook suffix (``.ipynb``, ``.ipynb.txt``, ``.ipynb.json``, any case), or None.
+
+    >>> notebook_stem("02_exact_ticks.IPYNB.txt"), notebook_stem("notes.txt")
+    ('02_exact_ticks', None)
+    """
+    lower = file_name.lower()
+    for suffix in NOTEBOOK_SUFFIXES:
+        if lower.endswith(suffix) and len(file_name) > len(suffix):
+            return file_name[: -len(suffix)]
+    return None
+
+
+def _mtime(path: Path, follow: bool = True) -> int:
+    try:
+        return os.stat(path, follow_symlinks=follow).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def printable_name(name: str) -> str:
+    """A printable, UTF-8-encodable form of a file name, distinct for distinct names.
+
+    Bytes that are not UTF-8 (``os.listdir`` gives them as surrogate escapes) become ``\\xNN``,
+    unprintable characters (newline, escape...) ``\\xNN``/``\\uNNNN``, and a backslash is doubled,
+    so the form can always be read back. Ordinary names are unchanged.
+
+    >>> printable_name(os.fsdecode(b"ann\\xff")), printable_name("ann\\nlee"), printable_name("Zoë")
+    ('ann\\\\xff', 'ann\\\\x0alee', 'Zoë')
+    """
+    # Through bytes first, so a name from any file-system encoding is read the same way.
+    text = os.fsencode(name).decode("utf-8", "surrogateescape") if _has_surrogates(name) else name
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, kept by surrogateescape
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch.isprintable():
+            out.append(ch)
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def _has_surrogates(text: str) -> bool:
+    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
 
 
 def safe_name(name: str) -> str:
-    """A file-system-safe form of a student or exercise name (for feedback and autograded paths).
+    """A file-system-safe form of a student or exercise name (lossy: see ``student_folder_name``).
 
     >>> safe_name("ann lee/../x")
     'ann_lee_.._x'
@@ -84,40 +280,49 @@ def safe_name(name: str) -> str:
     return cleaned or "unknown"
 
 
-def read_submission(path: str | Path, max_bytes: int = MAX_SUBMISSION_BYTES) -> NotebookNode:
+# Names Windows reserves for devices, with or without an extension.
+_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)
+_HASHED = re.compile(r"-[0-9a-f]{8}$")
+
+
+def student_folder_name(student: str) -> str:
+    """A file-system-safe folder name for a student, different for different students.
+
+    A lowercase ASCII name of letters, digits, ``-``, ``_`` and ``.`` is kept as it is; any other name
+    gets ``safe_name`` plus a short hash of the exact name, so "ann lee", "ann_lee" and "ann/lee" get
+    three folders, and so do "Ann" and "ann" on a case-insensitive disk (macOS, Windows).
+
+    >>> student_folder_name("ann_lee"), student_folder_name("ann lee")
+    ('ann_lee', 'ann_lee-e4959174')
+    """
+    plain = (student.isascii() and student == safe_name(student) and student == student.lower()
+             and not _RESERVED.match(student) and not _HASHED.search(student) and len(student) <= 100)
+    if plain:
+        return student
+    digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe_name(student)[:60]}-{digest}"  # 60 characters: under 255 bytes even in UTF-8
+
+
+def read_submission(path: str | Path, max_bytes: int | None = DEFAULT_MAX_NOTEBOOK_BYTES) -> NotebookNode:
     """Read an untrusted notebook into a clean nbformat v4 notebook, or raise ``SubmissionUnreadable``.
 
-    Only what grading needs is kept from each cell (type, source, metadata); cells that are not
-    objects or have an unknown type are dropped. Strict schema validation is skipped on purpose: a
-    notebook with a stray field can still be graded.
+    Only what grading needs is kept from each cell (type, source, metadata): saved outputs and
+    attachments are dropped, then ``max_bytes`` (None: the default) applies to what is left, so a
+    correct notebook with large saved plots is still graded. Files over ``HARD_MAX_NOTEBOOK_BYTES``
+    are refused unparsed, and a symbolic link is refused unread. Cells that are not objects or have
+    an unknown type are dropped. Strict schema validation is skipped on purpose: a notebook with a
+    stray field can still be graded.
     """
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise SubmissionUnreadable(f"file is {size:,} bytes, over the {max_bytes:,}-byte limit")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SubmissionUnreadable(f"cannot read file: {exc.strerror or exc}") from None
-    if not data.strip():
+    limit = DEFAULT_MAX_NOTEBOOK_BYTES if max_bytes is None else int(max_bytes)
+    data = _read_bytes(path)
+    if not data or data.isspace():
         raise SubmissionUnreadable("file is empty (0 bytes of JSON)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SubmissionUnreadable("not a notebook: file is not UTF-8 text") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SubmissionUnreadable(f"not a notebook: invalid JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise SubmissionUnreadable("not a notebook: JSON nested too deeply") from None
+    document = _parse(data)
     if not isinstance(document, dict) or not isinstance(document.get("nbformat"), int):
         raise SubmissionUnreadable("not a notebook: JSON has no 'nbformat' version")
     if document["nbformat"] < 4:
-        try:  # nbformat 3 stored cells in worksheets; let nbformat upgrade it
-            document = json.loads(nbformat.writes(nbformat.reads(text, as_version=4)))
-        except Exception as exc:
-            raise SubmissionUnreadable(f"not a notebook: cannot upgrade format 3 ({exc})") from None
+        document = _upgrade(document)
     cells = document.get("cells")
     if not isinstance(cells, list):
         raise SubmissionUnreadable("not a notebook: no list of cells")
@@ -126,7 +331,88 @@ def read_submission(path: str | Path, max_bytes: int = MAX_SUBMISSION_BYTES) -> 
         cell = _clean_cell(raw)
         if cell is not None:
             nb.cells.append(cell)
+    del document, cells  # the saved outputs go now, before the copy below
+    size = _json_size(nb)
+    if size > limit:
+        raise SubmissionUnreadable(
+            f"notebook is {size / 1e6:,.1f} MB without its saved outputs, over the {limit / 1e6:g} MB limit "
+            "(--max-notebook-mb)")
     return nb
+
+
+def submission_digest(path: str | Path) -> str:
+    """sha256 (hex) of what a submission is, read as ``read_submission`` reads it; never follows a link.
+
+    A regular file hashes its bytes (up to the hard cap); a symbolic link hashes its target's name
+    (so a link to ``/dev/zero`` or a classmate's file is never read); anything else hashes to "".
+    """
+    path = Path(path)
+    try:
+        if path.is_symlink():
+            return hashlib.sha256(b"symlink:" + os.fsencode(os.readlink(path))).hexdigest()
+        return hashlib.sha256(_read_bytes(path)).hexdigest()
+    except (OSError, SubmissionUnreadable):
+        return ""
+
+
+def _json_size(nb: NotebookNode) -> int:
+    try:
+        return len(orjson.dumps(nb))
+    except TypeError:  # an integer beyond 64 bits in some metadata
+        return len(json.dumps(nb).encode("utf-8", "surrogatepass"))
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, refusing links (atomically, where the OS can) and files beyond the hard cap."""
+    try:
+        if path.is_symlink():
+            raise SubmissionUnreadable(f"is a symbolic link (to {printable_name(os.readlink(path))}); links are "
+                                       "not followed, as one could point at a classmate's work")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise SubmissionUnreadable(f"cannot read file: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SubmissionUnreadable("not a regular file (a folder, device or pipe)")
+        if info.st_size > HARD_MAX_NOTEBOOK_BYTES:
+            raise SubmissionUnreadable(
+                f"file is {info.st_size / 1e6:,.0f} MB, over the {HARD_MAX_NOTEBOOK_BYTES / 1e6:g} MB read at all")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(HARD_MAX_NOTEBOOK_BYTES + 1)
+    except OSError as exc:
+        raise SubmissionUnreadable(f"cannot read file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _parse(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)  # fast on large output-laden files; validates UTF-8 itself
+    except orjson.JSONDecodeError:
+        pass  # the standard library says what is wrong in words people know (and allows huge ints)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SubmissionUnreadable("not a notebook: file is not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SubmissionUnreadable(f"not a notebook: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise SubmissionUnreadable("not a notebook: JSON nested too deeply") from None
+
+
+def _upgrade(document: dict[str, Any]) -> dict[str, Any]:
+    """nbformat 3 stored cells in worksheets; let nbformat upgrade it (outputs dropped first)."""
+    for sheet in document.get("worksheets") or []:
+        for cell in (sheet.get("cells") or []) if isinstance(sheet, dict) else []:
+            if isinstance(cell, dict):
+                cell.pop("outputs", None)
+    try:
+        return json.loads(nbformat.writes(nbformat.reads(json.dumps(document), as_version=4)))
+    except Exception as exc:
+        raise SubmissionUnreadable(f"not a notebook: cannot upgrade format 3 ({exc})") from None
 
 
 _CELL_MAKERS = {"code": new_code_cell, "markdown": new_markdown_cell, "raw": new_raw_cell}

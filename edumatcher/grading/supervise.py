@@ -4,11 +4,14 @@ The per-notebook timeout is enforced here, from outside, because a hang can happ
 student code that ignores interrupts, in kernel start-up, in the kernel manager itself. On overrun
 the worker's process group, the kernel's process group (it leads its own session) and every
 descendant seen just before are killed with SIGKILL, so no kernel outlives its submission.
+The worker itself runs as the grader; only its kernel goes into the sandbox ``sandbox`` describes
+(``--sandbox``, resolved once per run), where a PID namespace ends whatever the kernel started.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -23,8 +26,15 @@ from ..process_groups import descendants, kill_all, signal_group
 from .exercise import Exercise, load_exercise
 from .notebook_cells import notebook_text
 from .release import release_notebook
+from .sandbox import DEFAULT_MEMORY_MB, SandboxChoice, resolve_sandbox, sandbox_spec
 from .score import EMPTY, INVALID, UNKNOWN_EXERCISE, SubmissionResult, result_from_events, result_without_run
-from .submissions import Submission, SubmissionUnreadable, read_submission, safe_name
+from .submissions import (
+    DEFAULT_MAX_NOTEBOOK_BYTES,
+    Submission,
+    SubmissionUnreadable,
+    read_submission,
+    student_folder_name,
+)
 
 __all__ = [
     "DEFAULT_CELL_TIMEOUT", "DEFAULT_NOTEBOOK_TIMEOUT", "grade_one", "grade_submissions",
@@ -43,10 +53,16 @@ _stopping = threading.Event()
 
 def grade_one(source: str | Path | Exercise, submission: str | Path, *, student: str | None = None,
               cell_timeout: int = DEFAULT_CELL_TIMEOUT, timeout: float = DEFAULT_NOTEBOOK_TIMEOUT,
-              executed_path: str | Path | None = None, max_output_chars: int | None = None) -> SubmissionResult:
+              executed_path: str | Path | None = None, max_output_chars: int | None = None,
+              sandbox: str | SandboxChoice = "auto", max_notebook_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES,
+              memory_mb: int = DEFAULT_MEMORY_MB) -> SubmissionResult:
     """Grade one submitted notebook against a source notebook, in a worker subprocess.
 
     Never raises for a bad submission: the result's ``status`` and ``reason`` say what happened.
+    ``sandbox`` (``auto``, ``bwrap``, ``none`` or a resolved :class:`SandboxChoice`) is where the
+    kernel runs, with ``memory_mb`` of data memory (see ``sandbox``); ``--sandbox bwrap`` where
+    bubblewrap cannot run raises ``SandboxUnavailable`` (a ``CliError``). ``max_notebook_bytes``
+    limits the submission once its saved outputs are stripped.
     ``student`` defaults to the name of the submission's folder. ``executed_path``, if given,
     receives the executed notebook (outputs capped). Typical use in a test::
 
@@ -54,13 +70,14 @@ def grade_one(source: str | Path | Exercise, submission: str | Path, *, student:
         assert result.status == "graded" and result.total == result.max_points
     """
     exercise = source if isinstance(source, Exercise) else load_exercise(source)
+    choice = sandbox if isinstance(sandbox, SandboxChoice) else resolve_sandbox(sandbox)
     submission = Path(submission)
     who = student if student is not None else (submission.resolve().parent.name or "unknown")
     started = time.monotonic()
     # Unreadable and empty files are settled here, without paying for a worker and a kernel. Reading
     # is plain JSON parsing with a size limit; nothing of the student's runs in this process.
     try:
-        cells = read_submission(submission).cells
+        cells = read_submission(submission, max_notebook_bytes).cells
     except SubmissionUnreadable as exc:
         return result_without_run(exercise, who, exercise.name, str(submission), INVALID, str(exc))
     if not cells:
@@ -78,6 +95,9 @@ def grade_one(source: str | Path | Exercise, submission: str | Path, *, student:
             "cell_timeout": int(cell_timeout),
             "executed_path": str(Path(executed_path).resolve()) if executed_path else None,
             "max_output_chars": max_output_chars,
+            "sandbox": sandbox_spec(choice, memory_mb=memory_mb),
+            "supervisor_pid": os.getpid(),  # the worker dies with this process (worker._die_with_supervisor)
+            "max_notebook_bytes": max_notebook_bytes,
         }
         job_path = job_dir / "job.json"
         job_path.write_text(json.dumps(job), encoding="utf-8")
@@ -191,14 +211,21 @@ def grade_submissions(
     timeout: float = DEFAULT_NOTEBOOK_TIMEOUT,
     executed_dir: str | Path | None = None,
     progress: Callable[[int, int, SubmissionResult], None] | None = None,
+    sandbox: str | SandboxChoice = "auto",
+    max_notebook_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES,
+    memory_mb: int = DEFAULT_MEMORY_MB,
 ) -> list[SubmissionResult]:
     """Grade many submissions, ``jobs`` workers at a time; return one result per submission, in input order.
+
+    ``sandbox``, ``max_notebook_bytes`` and ``memory_mb`` are as in :func:`grade_one`; the sandbox
+    is resolved once, before anything runs (``bwrap`` where it cannot run raises ``SandboxUnavailable``).
 
     A submission named for no exercise gets an ``unknown-exercise`` row without running. Any
     failure while grading one submission becomes an ``error`` row; the others carry on.
     ``progress(done, total, result)`` is called as each one finishes.
     """
     items = list(submissions)
+    choice = sandbox if isinstance(sandbox, SandboxChoice) else resolve_sandbox(sandbox)
     results: list[SubmissionResult | None] = [None] * len(items)
     _stopping.clear()
 
@@ -209,7 +236,7 @@ def grade_submissions(
         if executed_dir is None:
             executed_paths.append(None)
             continue
-        stem = Path(executed_dir) / safe_name(item.student) / safe_name(item.exercise)
+        stem = Path(executed_dir) / student_folder_name(item.student) / item.exercise
         candidate, counter = stem.parent / f"{stem.name}.ipynb", 2
         while candidate in taken:
             candidate, counter = stem.parent / f"{stem.name}-{counter}.ipynb", counter + 1
@@ -225,7 +252,8 @@ def grade_submissions(
                                       f"no exercise named {item.exercise!r} (known: {known})")
         try:
             return grade_one(exercise, item.path, student=item.student, cell_timeout=cell_timeout,
-                             timeout=timeout, executed_path=executed_paths[index])
+                             timeout=timeout, executed_path=executed_paths[index], sandbox=choice,
+                             max_notebook_bytes=max_notebook_bytes, memory_mb=memory_mb)
         except Exception as exc:
             return result_without_run(exercise, item.student, item.exercise, str(item.path), "error",
                                       f"grader failed: {type(exc).__name__}: {exc}")
@@ -247,7 +275,8 @@ def grade_submissions(
 
 
 def check_exercise(source: str | Path, workdir: str | Path, *, cell_timeout: int = DEFAULT_CELL_TIMEOUT,
-                   timeout: float = DEFAULT_NOTEBOOK_TIMEOUT) -> tuple[SubmissionResult, SubmissionResult]:
+                   timeout: float = DEFAULT_NOTEBOOK_TIMEOUT, sandbox: str | SandboxChoice = "auto",
+                   memory_mb: int = DEFAULT_MEMORY_MB) -> tuple[SubmissionResult, SubmissionResult]:
     """Grade an exercise's blank student copy and its solution, in parallel; return ``(blank, solution)``.
 
     The pattern every exercise must pass: the blank copy scores 0 on every check (the checks really
@@ -265,7 +294,10 @@ def check_exercise(source: str | Path, workdir: str | Path, *, cell_timeout: int
         path.parent.mkdir(parents=True, exist_ok=True)
     blank_path.write_bytes(notebook_text(release_notebook(exercise.notebook)).encode("utf-8"))
     shutil.copyfile(exercise.path, solution_path)
+    choice = sandbox if isinstance(sandbox, SandboxChoice) else resolve_sandbox(sandbox)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        blank = pool.submit(grade_one, exercise, blank_path, cell_timeout=cell_timeout, timeout=timeout)
-        solution = pool.submit(grade_one, exercise, solution_path, cell_timeout=cell_timeout, timeout=timeout)
+        blank = pool.submit(grade_one, exercise, blank_path, cell_timeout=cell_timeout, timeout=timeout,
+                            sandbox=choice, memory_mb=memory_mb)
+        solution = pool.submit(grade_one, exercise, solution_path, cell_timeout=cell_timeout, timeout=timeout,
+                               sandbox=choice, memory_mb=memory_mb)
         return blank.result(), solution.result()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -31,7 +32,7 @@ from .exercise import load_exercise  # noqa: E402
 from .notebook_cells import notebook_text  # noqa: E402
 from .restore import restore_checks  # noqa: E402
 from .score import EMPTY, ERROR, INVALID, KERNEL_DIED, TIMEOUT  # noqa: E402
-from .submissions import SubmissionUnreadable, read_submission  # noqa: E402
+from .submissions import DEFAULT_MAX_NOTEBOOK_BYTES, SubmissionUnreadable, read_submission  # noqa: E402
 
 __all__ = ["EventLog", "grade_in_worker", "main"]
 
@@ -63,7 +64,8 @@ def grade_in_worker(job: dict[str, Any], log: EventLog) -> None:
     """
     exercise = load_exercise(job["source"])
     try:
-        submission = read_submission(job["submission"])
+        submission = read_submission(job["submission"],
+                                     max_bytes=job.get("max_notebook_bytes") or DEFAULT_MAX_NOTEBOOK_BYTES)
     except SubmissionUnreadable as exc:
         log.emit(event="status", status=INVALID, reason=str(exc))
         return
@@ -96,6 +98,8 @@ def grade_in_worker(job: dict[str, Any], log: EventLog) -> None:
         on_outcome=report,
         on_kernel_started=lambda pid: log.emit(event="kernel", pid=pid),
         max_output_chars=int(job.get("max_output_chars") or DEFAULT_MAX_OUTPUT_CHARS),
+        sandbox=job.get("sandbox"),
+        checks={index for index, graded in enumerate(roles) if graded.role == "check"},
     ))
     if stopped is not None:
         where = _describe_cell(roles[stopped.index], stopped.index)
@@ -119,10 +123,34 @@ def _describe_cell(graded: Any, index: int) -> str:
     return f"cell {index}"
 
 
+def _die_with_supervisor(supervisor_pid: int | None) -> bool:
+    """Ask Linux to SIGKILL this worker when the grader that started it dies; False if it already has.
+
+    Workers lead their own sessions (so a timeout can kill each as a group), which also means a
+    ``kill -9`` of the grader would leave them, and their kernels, running to the end. With
+    ``PR_SET_PDEATHSIG`` they die with it; the sandbox's ``--die-with-parent`` (or the launcher's
+    own death signal without a sandbox) then takes each kernel down with its worker. Elsewhere
+    than Linux this is a no-op. The ``getppid`` check closes the race of a grader that died
+    before the request was made.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    return supervisor_pid is None or os.getppid() == supervisor_pid
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``python -m edumatcher.grading.worker JOB.json``; exit 0 unless the grader failed."""
     args = sys.argv[1:] if argv is None else argv
     job = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    if not _die_with_supervisor(job.get("supervisor_pid")):
+        return 3  # the supervisor is already gone: nobody would read the result
     log = EventLog(job["events"])
     try:
         grade_in_worker(job, log)

@@ -1,0 +1,283 @@
+"""The gradebook: every graded submission, committed to ``OUT/gradebook.sqlite`` as it finishes.
+
+The SQLite file (stdlib ``sqlite3``, WAL journal) is the record; the CSVs, feedback files and class
+report are exports of it, rewritten in full on every run. One row per (student, exercise): grading
+again replaces that row and nothing else, so a stopped or crashed run keeps everything that had
+finished, a rerun grades only what is missing or changed (``digest``: sha256 of the graded file),
+and regrading one student leaves the others alone. Manual scores live in their own table and
+survive any regrade.
+
+Tables::
+
+    rows    (student, exercise) -> status, reason, submission, note, superseded (JSON list),
+            seconds, digest, graded_at (UTC, ISO 8601)
+    checks  (student, exercise, grade_id) -> position, points, max, passed, message
+    notes   (student, exercise, position) -> text
+    manual  (student, exercise, grade_id) -> points, comment, updated_at
+    roster  student -> position                     (the last --roster given)
+
+Typical use::
+
+    book = Gradebook.open("gradebook")
+    book.record(result, submission=sub, digest=submission_digest(sub.path))
+    rows = book.results()
+    book.close()
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edumatcher.cli import CliError
+
+from .score import CheckResult, SubmissionResult
+
+__all__ = ["DATABASE_NAME", "Gradebook", "GradebookEntry", "GradebookError", "printable"]
+
+DATABASE_NAME = "gradebook.sqlite"
+_SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rows (
+    student    TEXT NOT NULL,
+    exercise   TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    reason     TEXT NOT NULL DEFAULT '',
+    submission TEXT NOT NULL DEFAULT '',
+    note       TEXT NOT NULL DEFAULT '',
+    superseded TEXT NOT NULL DEFAULT '[]',
+    seconds    REAL NOT NULL DEFAULT 0,
+    digest     TEXT NOT NULL DEFAULT '',
+    graded_at  TEXT NOT NULL,
+    PRIMARY KEY (student, exercise)
+);
+CREATE TABLE IF NOT EXISTS checks (
+    student  TEXT NOT NULL,
+    exercise TEXT NOT NULL,
+    grade_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    points   REAL NOT NULL,
+    max      REAL NOT NULL,
+    passed   INTEGER NOT NULL,
+    message  TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (student, exercise, grade_id)
+);
+CREATE TABLE IF NOT EXISTS notes (
+    student  TEXT NOT NULL,
+    exercise TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    text     TEXT NOT NULL,
+    PRIMARY KEY (student, exercise, position)
+);
+CREATE TABLE IF NOT EXISTS manual (
+    student    TEXT NOT NULL,
+    exercise   TEXT NOT NULL,
+    grade_id   TEXT NOT NULL,
+    points     REAL NOT NULL,
+    comment    TEXT NOT NULL DEFAULT '',
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (student, exercise, grade_id)
+);
+CREATE TABLE IF NOT EXISTS roster (
+    student  TEXT PRIMARY KEY,
+    position INTEGER NOT NULL
+);
+"""
+
+
+class GradebookError(CliError):
+    """The gradebook file cannot be opened or is not a gradebook (printed as one ``Error:`` line)."""
+
+
+@dataclass
+class GradebookEntry:
+    """One recorded row with what the CSVs need beyond the result: how it was matched, and when."""
+
+    result: SubmissionResult
+    note: str = ""
+    superseded: tuple[str, ...] = ()
+    digest: str = ""
+    graded_at: str = ""
+
+
+def printable(text: str) -> str:
+    """``text`` as a str that encodes to UTF-8: undecodable file-name bytes become ``\\xff`` escapes.
+
+    Names normally arrive printable from ``submissions``; this keeps the database safe when a raw
+    ``os.fsdecode`` name (with surrogate escapes) slips through.
+
+    >>> printable("ann\\udcff")
+    'ann\\\\xff'
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return os.fsencode(text).decode("utf-8", errors="backslashreplace")
+    except UnicodeError:
+        return text.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+class Gradebook:
+    """``OUT/gradebook.sqlite``: open it, record results one committed transaction each, read them back."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        """Wrap an open connection (use ``Gradebook.open``)."""
+        self._db = connection
+        self.path = path
+
+    @classmethod
+    def open(cls, out_dir: str | Path) -> Gradebook:
+        """Open (creating if needed) ``out_dir/gradebook.sqlite``; ``GradebookError`` if it is not a gradebook."""
+        out_dir = Path(out_dir)
+        path = out_dir / DATABASE_NAME
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            # Autocommit mode: every write below opens its own transaction explicitly.
+            db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise GradebookError(f"cannot open the gradebook {path}: {exc}") from None
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")  # a committed row survives a power cut, not just a crash
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > _SCHEMA_VERSION:
+                raise GradebookError(f"{path} was written by a newer edumatcher (schema {version}); "
+                                     f"upgrade edumatcher or use another --out")
+            # CREATE ... IF NOT EXISTS: opening an existing gradebook changes nothing.
+            db.executescript(_SCHEMA + f"PRAGMA user_version = {_SCHEMA_VERSION};")
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise GradebookError(f"{path} is not a readable gradebook ({exc}); move it away or use another --out") \
+                from None
+        return cls(db, path)
+
+    def record(self, result: SubmissionResult, *, submission: Any | None = None, digest: str = "") -> None:
+        """Store ``result`` as the row of its (student, exercise), replacing any earlier one; one commit.
+
+        ``submission`` (a ``submissions.Submission``) adds how the file was matched (``note``) and the
+        older copies that were not graded (``superseded``). Manual scores are kept.
+        """
+        key = (printable(result.student), printable(result.exercise))
+        note = printable(str(getattr(submission, "note", "") or ""))
+        superseded = [printable(str(p)) for p in getattr(submission, "superseded", ()) or ()]
+        with _transaction(self._db):
+            self._db.execute("DELETE FROM checks WHERE student = ? AND exercise = ?", key)
+            self._db.execute("DELETE FROM notes WHERE student = ? AND exercise = ?", key)
+            self._db.execute(
+                "INSERT OR REPLACE INTO rows (student, exercise, status, reason, submission, note, superseded, "
+                "seconds, digest, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, printable(result.status), printable(result.reason), printable(str(result.submission)),
+                 note, json.dumps(superseded), float(result.seconds or 0.0), digest, _now()))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO checks (student, exercise, grade_id, position, points, max, passed, message) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(*key, printable(c.grade_id), i, float(c.points), float(c.max_points), int(bool(c.passed)),
+                  printable(c.message or "")) for i, c in enumerate(result.checks)])
+            self._db.executemany(
+                "INSERT INTO notes (student, exercise, position, text) VALUES (?, ?, ?, ?)",
+                [(*key, i, printable(text)) for i, text in enumerate(result.notes)])
+
+    def entries(self) -> list[GradebookEntry]:
+        """Every recorded row with its match note, superseded copies, digest and time, by exercise then student."""
+        checks: dict[tuple[str, str], list[CheckResult]] = {}
+        for student, exercise, gid, points, top, passed, message in self._db.execute(
+                "SELECT student, exercise, grade_id, points, max, passed, message FROM checks "
+                "ORDER BY student, exercise, position"):
+            checks.setdefault((student, exercise), []).append(CheckResult(gid, top, points, bool(passed), message))
+        notes: dict[tuple[str, str], list[str]] = {}
+        for student, exercise, text in self._db.execute(
+                "SELECT student, exercise, text FROM notes ORDER BY student, exercise, position"):
+            notes.setdefault((student, exercise), []).append(text)
+        entries = []
+        for (student, exercise, status, reason, submission, note, superseded, seconds, digest,
+             graded_at) in self._db.execute(
+                "SELECT student, exercise, status, reason, submission, note, superseded, seconds, digest, graded_at "
+                "FROM rows ORDER BY exercise, student"):
+            key = (student, exercise)
+            result = SubmissionResult(student, exercise, submission, status, reason, checks.get(key, []),
+                                      notes.get(key, []), seconds)
+            entries.append(GradebookEntry(result, note, tuple(json.loads(superseded or "[]")), digest, graded_at))
+        return entries
+
+    def results(self) -> list[SubmissionResult]:
+        """Every recorded row (one per student+exercise), by exercise then student."""
+        return [entry.result for entry in self.entries()]
+
+    def digests(self) -> dict[tuple[str, str], str]:
+        """The sha256 recorded for each (student, exercise): what a rerun compares to skip unchanged files."""
+        return {(s, e): d for s, e, d in self._db.execute("SELECT student, exercise, digest FROM rows")}
+
+    def set_manual(self, student: str, exercise: str, grade_id: str, points: float, comment: str = "") -> None:
+        """Store a person's score for one manually graded answer (replacing an earlier one); one commit."""
+        with _transaction(self._db):
+            self._db.execute(
+                "INSERT OR REPLACE INTO manual (student, exercise, grade_id, points, comment, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (printable(student), printable(exercise), printable(grade_id), float(points), printable(comment),
+                 _now()))
+
+    def manual_scores(self) -> dict[tuple[str, str], dict[str, tuple[float, str]]]:
+        """``{(student, exercise): {grade_id: (points, comment)}}`` for every manual score entered."""
+        scores: dict[tuple[str, str], dict[str, tuple[float, str]]] = {}
+        for student, exercise, gid, points, comment in self._db.execute(
+                "SELECT student, exercise, grade_id, points, comment FROM manual ORDER BY student, exercise, grade_id"):
+            scores.setdefault((student, exercise), {})[gid] = (points, comment)
+        return scores
+
+    def set_roster(self, students: Iterable[str]) -> None:
+        """Replace the stored roster (kept for later runs that give no ``--roster``); one commit."""
+        unique = list(dict.fromkeys(printable(s) for s in students))
+        with _transaction(self._db):
+            self._db.execute("DELETE FROM roster")
+            self._db.executemany("INSERT INTO roster (student, position) VALUES (?, ?)",
+                                 [(s, i) for i, s in enumerate(unique)])
+
+    def roster(self) -> list[str]:
+        """The stored roster, in its file's order ([] when none was ever given)."""
+        return [s for (s,) in self._db.execute("SELECT student FROM roster ORDER BY position")]
+
+    def close(self) -> None:
+        """Close the database (everything recorded is already committed)."""
+        self._db.close()
+
+    def __enter__(self) -> Gradebook:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception (Ctrl-C included)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        if not self._db.in_transaction:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._own = True
+        else:
+            self._own = False
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if not self._own:
+            return
+        if kind is None:
+            self._db.execute("COMMIT")
+        elif self._db.in_transaction:
+            self._db.execute("ROLLBACK")

@@ -1,0 +1,270 @@
+"""Issue 15: the work one message can make ``OrderBook`` do is bounded, and reads cost what they return.
+
+Work is counted, never timed: trades printed, heap entries a FOK pre-check or ``depth(k)``
+examines (by wrapping ``edumatcher.book._in_priority_order``), and whether a whole index
+(every price level, everything an owner holds) is iterated. The times and memory of the
+issue's inputs are printed by ``python -m edumatcher.benchmarks.book_bounds`` (run here
+once, quickly, with ``-s`` to see them).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import edumatcher.book as book_module
+from edumatcher.benchmarks import book_bounds
+from edumatcher.book import _FOK_PROBE, OrderBook, _in_priority_order
+from edumatcher.model import TIF, Order, OrderRejected, OrderStatus, OrderType, RejectReason, SelfMatch, Side
+from edumatcher.reference import NaiveBook
+from edumatcher.rules import ICEBERG_MAX_PEAKS, MAX_QTY, min_display_qty
+
+SYM = "XYZ"
+MID = 100_000
+
+
+def limit(oid: str, side: Side, qty: int, price: int, owner: str = "mm", **kw: Any) -> Order:
+    return Order(oid, SYM, side, OrderType.LIMIT, kw.pop("tif", TIF.GTC), qty, price, owner=owner, **kw)
+
+
+def market(oid: str, side: Side, qty: int, owner: str = "bob") -> Order:
+    return Order(oid, SYM, side, OrderType.MARKET, TIF.IOC, qty, None, owner=owner)
+
+
+class CountingDict(dict):  # type: ignore[type-arg]
+    """A level index that counts full passes over it (``items``, iteration)."""
+
+    passes = 0
+
+    def items(self) -> Any:
+        self.passes += 1
+        return super().items()
+
+    def __iter__(self) -> Iterator[Any]:
+        self.passes += 1
+        return super().__iter__()
+
+
+class CountingSet(set):  # type: ignore[type-arg]
+    """An owner's id set that counts iterations over it."""
+
+    passes = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        self.passes += 1
+        return super().__iter__()
+
+
+@pytest.fixture
+def examined(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every heap key the book's priority-order walks yield, recorded."""
+    seen: list[int] = []
+
+    def counting(heap: list[int], limit_key: int) -> Iterator[int]:
+        for key in _in_priority_order(heap, limit_key):
+            seen.append(key)
+            yield key
+
+    monkeypatch.setattr(book_module, "_in_priority_order", counting)
+    return seen
+
+
+def ladder(levels: int, *, first_qty: int = 1) -> OrderBook:
+    """Asks at MID, MID+1, ... (the first with ``first_qty``), bids below MID, one lot each otherwise."""
+    book = OrderBook(SYM)
+    book.submit(limit("a0", Side.SELL, first_qty, MID))
+    for i in range(1, levels):
+        book.submit(limit(f"a{i}", Side.SELL, 1, MID + i))
+    for i in range(levels):
+        book.submit(limit(f"b{i}", Side.BUY, 1, MID - 1 - i))
+    return book
+
+
+# ------------------------------------------------------------------ icebergs
+
+
+@pytest.mark.parametrize("qty", [1, 2, 99, 100, 101, 12_345, 10**6, MAX_QTY])
+def test_the_smallest_peak_the_rules_accept_is_the_boundary(qty: int) -> None:
+    least = min_display_qty(qty)
+    assert least * ICEBERG_MAX_PEAKS >= qty > (least - 1) * ICEBERG_MAX_PEAKS
+    for make in (OrderBook, NaiveBook):
+        book = make(SYM)
+        book.submit(limit("ok", Side.SELL, qty, 100, display_qty=least))
+        if least > 1:
+            with pytest.raises(OrderRejected) as caught:
+                book.submit(limit("low", Side.SELL, qty, 100, display_qty=least - 1))
+            assert caught.value.code is RejectReason.BAD_DISPLAY_QTY
+            assert f"at most {ICEBERG_MAX_PEAKS} peaks" in caught.value.message
+            assert len(book) == 1
+
+
+def test_a_market_order_into_the_thinnest_legal_iceberg_prints_at_most_max_peaks_trades() -> None:
+    # Issue 15: display_qty=1 on 10**6 let one MARKET order print 10**6 trades (13.6 s, 4.2 GB of frames).
+    book = OrderBook(SYM)
+    with pytest.raises(OrderRejected):
+        book.submit(limit("thin", Side.SELL, 10**6, 100, display_qty=1))
+    book.submit(limit("ice", Side.SELL, 10**6, 100, display_qty=min_display_qty(10**6)))
+    trades = book.submit(market("m", Side.BUY, 10**6))
+    assert len(trades) == ICEBERG_MAX_PEAKS and sum(t.qty for t in trades) == 10**6
+    book.check_invariants()
+
+
+def test_trades_per_message_stay_within_peaks_per_resting_order() -> None:
+    rng = random.Random(15)
+    for _ in range(30):
+        book = OrderBook(SYM)
+        total = 0
+        n = rng.randint(1, 6)
+        for i in range(n):
+            qty = rng.randint(1, 5_000)
+            display = rng.randint(min_display_qty(qty), qty) if rng.random() < 0.7 else None
+            book.submit(limit(f"r{i}", Side.SELL, qty, 100 + rng.randint(0, 3), display_qty=display))
+            total += qty
+        trades = book.submit(market("m", Side.BUY, total + 1))
+        assert len(trades) <= ICEBERG_MAX_PEAKS * n
+
+
+# ------------------------------------------------------------------ FOK pre-check
+
+
+def test_a_one_lot_fok_examines_the_best_order_not_every_level(examined: list[int]) -> None:
+    # Issue 15: it summed all 100k ask levels (2.8 ms) to fill 1 lot at the best.
+    book = ladder(5_000, first_qty=1_000)
+    book._ask_levels = CountingDict(book._ask_levels)
+    fok = limit("f", Side.BUY, 1, MID + 4_000, owner="bob", tif=TIF.FOK)
+    assert [t.qty for t in book.submit(fok)] == [1] and fok.status is OrderStatus.FILLED
+    assert len(examined) == 1 and book._ask_levels.passes == 0
+
+
+@pytest.mark.parametrize("smp", [SelfMatch.CANCEL_NEWEST, SelfMatch.CANCEL_OLDEST, SelfMatch.DECREMENT])
+def test_a_fok_with_smp_never_walks_what_its_owner_holds(examined: list[int], smp: SelfMatch) -> None:
+    # Issue 15: 100k pending stops of the FOK's owner made each such FOK cost 87-165 ms, forever.
+    book = OrderBook(SYM, last_price=MID)
+    for i in range(3_000):
+        book.submit(Order(f"st{i}", SYM, Side.SELL, OrderType.STOP, TIF.GTC, 1, None, stop_price=MID // 2, owner="x"))
+    book.submit(limit("theirs", Side.SELL, 1, MID))
+    book.submit(limit("own", Side.SELL, 1, MID, owner="x"))
+    book._owners["x"] = CountingSet(book._owners["x"])
+    fok = limit("f", Side.BUY, 2, MID, owner="x", tif=TIF.FOK, smp=smp)
+    assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED  # 1 lot of others' only
+    assert len(book) == 3_002 and book._owners["x"].passes == 0 and len(examined) <= 2
+    book.check_invariants()
+
+
+def test_a_fok_that_cannot_fill_asks_the_level_index_once_after_a_short_walk(examined: list[int]) -> None:
+    book = ladder(5_000)
+    book._ask_levels = CountingDict(book._ask_levels)
+    fok = limit("f", Side.BUY, 10**6, MID + 10**6, owner="bob", tif=TIF.FOK)
+    assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED
+    assert len(examined) == _FOK_PROBE and book._ask_levels.passes == 1
+
+
+@pytest.mark.parametrize("smp", list(SelfMatch))
+def test_fok_pre_check_agrees_with_the_reference_on_crowded_levels(smp: SelfMatch) -> None:
+    # Many orders per level, icebergs, own orders, dead keys: the walk's early exits and the
+    # _FOK_PROBE switch are exercised; NaiveBook states the rule the obvious way.
+    rng = random.Random(list(SelfMatch).index(smp))
+    outcomes = set()
+    for case in range(60):
+        books = [OrderBook(SYM), NaiveBook(SYM)]
+        ops: list[Order | str] = []
+        for i in range(rng.randint(1, 120)):
+            qty = rng.randint(1, 30)
+            display = rng.randint(min_display_qty(qty), qty) if rng.random() < 0.3 else None
+            owner = "me" if rng.random() < 0.15 else f"o{rng.randint(1, 5)}"
+            ops.append(limit(f"r{i}", Side.SELL, qty, 100 + rng.randint(0, 6), owner=owner, display_qty=display))
+            if rng.random() < 0.2:
+                ops.append(f"r{rng.randint(0, i)}")
+        need = rng.randint(1, 400)
+        ops.append(limit("fok", Side.BUY, need, 100 + rng.randint(0, 6), owner="me", tif=TIF.FOK, smp=smp))
+        results = []
+        for book in books:
+            for op in ops:
+                if isinstance(op, str):
+                    book.cancel(op)
+                else:
+                    book.submit(Order(**{f: getattr(op, f) for f in ("id", "symbol", "side", "order_type", "tif", "qty",
+                                                                      "price", "stop_price", "display_qty", "owner", "smp")}))
+            fok = book.get("fok")
+            results.append(([(t.resting_order_id, t.qty) for kind, t in book.events if kind == "trade"],
+                            [kind for kind, _ in book.events], book.depth(), fok))
+            book.check_invariants()
+        assert results[0] == results[1], f"case {case}"
+        trades = results[0][0]
+        assert sum(q for _, q in trades) in (0, need), "a FOK fills all of its qty or nothing"
+        outcomes.add(bool(trades))
+    assert outcomes == {True, False}, "the cases must include FOKs that fill and FOKs that are killed"
+
+
+# ------------------------------------------------------------------ depth(k)
+
+
+def test_in_priority_order_yields_the_keys_up_to_the_limit_in_order() -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        heap = rng.sample(range(-500, 500), rng.randint(0, 60))
+        book_module.heapify(heap)
+        bound = rng.randint(-600, 600)
+        assert list(_in_priority_order(heap, bound)) == sorted(k for k in heap if k <= bound)
+
+
+def test_depth_of_k_levels_matches_the_full_sorted_depth() -> None:
+    rng = random.Random(3)
+    book = OrderBook(SYM)
+    live: list[str] = []
+    for i in range(3_000):
+        side = rng.choice((Side.BUY, Side.SELL))
+        price = MID + (rng.randint(1, 300) if side is Side.SELL else -rng.randint(1, 300))
+        qty = rng.randint(1, 50)
+        display = rng.randint(min_display_qty(qty), qty) if rng.random() < 0.2 else None
+        book.submit(limit(f"o{i}", side, qty, price, owner=f"w{i % 7}", display_qty=display))
+        live.append(f"o{i}")
+        if rng.random() < 0.4:
+            book.cancel(rng.choice(live))
+        if i % 300 == 0:
+            full_bids, full_asks = book.depth()
+            for k in (0, 1, 2, 5, 20, 299, 301, 10_000):
+                assert book.depth(k) == (full_bids[:k], full_asks[:k])
+    book.check_invariants()
+
+
+def test_depth_of_20_examines_about_20_entries_on_a_deep_book(examined: list[int]) -> None:
+    # Issue 15: a snapshot sorted all 100k levels (3.6 ms) to return 20.
+    book = ladder(5_000)
+    book._bid_levels = CountingDict(book._bid_levels)
+    book._ask_levels = CountingDict(book._ask_levels)
+    bids, asks = book.depth(20)
+    assert asks == [(MID + i, 1, 1) for i in range(20)] and bids == [(MID - 1 - i, 1, 1) for i in range(20)]
+    assert len(examined) == 40 and book._bid_levels.passes == book._ask_levels.passes == 0
+
+
+def test_depth_falls_back_to_the_level_index_when_the_top_is_crowded(examined: list[int]) -> None:
+    book = OrderBook(SYM)
+    for i in range(2_000):  # 2,000 orders at one price: the walk would meet them all
+        book.submit(limit(f"a{i}", Side.SELL, 1, MID))
+    book.submit(limit("far", Side.SELL, 1, MID + 1))
+    book.submit(limit("farther", Side.SELL, 1, MID + 2))
+    assert book.depth(2) == ([], [(MID, 2_000, 2_000), (MID + 1, 1, 1)])
+    assert len(examined) <= 16 * 2 + 64 + 1
+
+
+# ------------------------------------------------------------------ memory and the benchmark
+
+
+def test_resting_order_bytes_is_measured_and_at_least_the_order_itself() -> None:
+    import sys
+
+    per_order = book_bounds.resting_order_bytes(2_000)
+    assert per_order > sys.getsizeof(limit("x", Side.BUY, 1, 1))
+
+
+def test_the_bounds_benchmark_runs_and_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
+    assert book_bounds.run(quick=True) == 0
+    out = capsys.readouterr().out
+    with capsys.disabled():
+        print("\n" + out)
+    for row in ("refused on entry", "into iceberg display_qty 100", "pending stops", "FOK 1 lot", "depth(20)", "one resting order"):
+        assert row in out

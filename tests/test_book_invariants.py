@@ -1,0 +1,184 @@
+"""``OrderBook.check_invariants`` catches every corruption of the book's state it is meant to.
+
+Each case deep-copies a book with real content (both sides, a partly filled iceberg, a
+pending stop, trades, a dead heap key), corrupts one field or index the way a bug would,
+and expects an ``AssertionError``. Issue 15 found seven corruptions the check missed
+(``remaining_qty`` above ``qty`` with the level index adjusted, negative and excessive
+``filled_qty``, ``qty`` 0, two live orders sharing an ``arrival_seq``, negative counters);
+they are marked ``issue 15`` below, next to the ones it already caught.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from heapq import heapify
+
+import pytest
+
+from edumatcher.book import SEQ_SPAN, OrderBook
+from edumatcher.model import TIF, Order, OrderStatus, OrderType, Side
+
+SYM = "XYZ"
+
+
+def _limit(oid: str, side: Side, qty: int, price: int, **kw: object) -> Order:
+    return Order(oid, SYM, side, OrderType.LIMIT, TIF.GTC, qty, price, owner=str(kw.pop("owner", "ann")), **kw)  # type: ignore[arg-type]
+
+
+def busy_book() -> OrderBook:
+    book = OrderBook(SYM, last_price=100)
+    book.submit(_limit("b1", Side.BUY, 5, 98))
+    book.submit(_limit("b2", Side.BUY, 3, 98, owner="bob"))
+    book.submit(_limit("b3", Side.BUY, 7, 97))
+    book.submit(_limit("a1", Side.SELL, 4, 102, owner="bob"))
+    book.submit(_limit("ice", Side.SELL, 40, 103, display_qty=10, owner="cat"))
+    book.submit(_limit("gone", Side.SELL, 2, 104))
+    book.submit(Order("stop", SYM, Side.BUY, OrderType.STOP, TIF.GTC, 2, None, stop_price=110, owner="dan"))
+    book.submit(_limit("hit", Side.BUY, 7, 103, owner="eve"))  # fills a1, takes 3 of the iceberg's peak
+    book.cancel("gone")  # a dead key
+    book.check_invariants()
+    return book
+
+
+def _order(book: OrderBook, oid: str) -> Order:
+    order = book.get(oid)
+    assert order is not None
+    return order
+
+
+def _rekey(book: OrderBook, oid: str, arrival_seq: int) -> None:
+    """Give a resting order another arrival_seq with its heap key moved to match (a consistent-looking bug)."""
+    o = _order(book, oid)
+    old = book._entries[oid]
+    heap = book._bids if o.side is Side.BUY else book._asks
+    del book._live[old]
+    heap.remove(old)
+    o.arrival_seq = arrival_seq
+    key = (-o.price if o.side is Side.BUY else o.price) * SEQ_SPAN + arrival_seq  # type: ignore[operator]
+    heap.append(key)
+    heapify(heap)
+    book._live[key] = o
+    book._entries[oid] = key
+
+
+def _more_remaining(book: OrderBook) -> None:
+    o = _order(book, "b1")  # a plain order: visible follows remaining, and the level follows both
+    o.remaining_qty += 5
+    o.visible_qty += 5
+    book._bid_levels[98][1] += 5
+
+
+def _set(oid: str, **fields: object) -> Callable[[OrderBook], None]:
+    def corrupt(book: OrderBook) -> None:
+        o = _order(book, oid)
+        for name, value in fields.items():
+            setattr(o, name, value)
+    return corrupt
+
+
+def _attr(name: str, value: object) -> Callable[[OrderBook], None]:
+    return lambda book: setattr(book, name, value)
+
+
+def _swap_heap_top(book: OrderBook) -> None:
+    book._asks[0], book._asks[-1] = book._asks[-1], book._asks[0]
+
+
+def _drop_owner(book: OrderBook) -> None:
+    book._owners["ann"].discard("b1")
+
+
+def _extra_entry(book: OrderBook) -> None:
+    book._entries["ghost"] = book._entries["b1"]
+
+
+def _extra_live(book: OrderBook) -> None:
+    book._live[12345] = _order(book, "b1")
+
+
+def _level(side: str, price: int, slot: int, delta: int) -> Callable[[OrderBook], None]:
+    def corrupt(book: OrderBook) -> None:
+        getattr(book, side)[price][slot] += delta
+    return corrupt
+
+
+def _crossed(book: OrderBook) -> None:
+    # a bid above the best ask, filed by hand (submit would have matched it)
+    o = _limit("x", Side.BUY, 1, 120)
+    o.arrival_seq = book._seq = book._seq + 1
+    o.remaining_qty = o.visible_qty = 1
+    key = -120 * SEQ_SPAN + o.arrival_seq
+    book._bids.append(key)
+    heapify(book._bids)
+    book._live[key] = o
+    book._entries["x"] = key
+    book._owners["ann"].add("x")
+    book._bid_levels[120] = [1, 1, 0]
+
+
+def _triggerable_stop(book: OrderBook) -> None:
+    book.last_price = 111
+
+
+def _too_many_dead(book: OrderBook) -> None:
+    book._asks.extend(range(10**20, 10**20 + 200))  # dead keys past the compaction bound
+    book._dead += 200
+
+
+CORRUPTIONS: list[tuple[str, Callable[[OrderBook], None]] | tuple[str, Callable[[OrderBook], None], str]] = [
+    # issue 15: missed before
+    ("remaining above qty, level adjusted", _more_remaining, "above qty"),
+    ("negative filled_qty", _set("b1", filled_qty=-1), "has filled_qty -1"),
+    ("excessive filled_qty", _set("ice", filled_qty=40), r"filled 40 \+ remaining"),
+    ("qty 0", _set("b3", qty=0), "has qty 0"),
+    ("qty negative", _set("b3", qty=-7), "has qty -7"),
+    ("two live orders share an arrival_seq", lambda book: _rekey(book, "b3", _order(book, "b1").arrival_seq), "shares arrival_seq"),
+    ("negative _trade_seq", _attr("_trade_seq", -1), "_trade_seq is -1"),
+    ("negative _seq", _attr("_seq", -5), "_seq is -5"),
+    ("resting PARTIALLY_FILLED with nothing filled", _set("b1", status=OrderStatus.PARTIALLY_FILLED), "is PARTIALLY_FILLED with filled_qty 0"),
+    ("resting NEW after a fill", _set("ice", status=OrderStatus.NEW), "is NEW with filled_qty 3"),
+    ("trades but no last_price", lambda book: setattr(book, "last_price", None), "no last_price"),
+    # caught before
+    ("heap order broken", _swap_heap_top),
+    ("a key that is not an int", lambda book: book._asks.append(1.5)),
+    ("a key mapping to a non-Order", lambda book: book._live.__setitem__(book._entries["b1"], "b1")),
+    ("arrival_seq 0", _set("b3", arrival_seq=0)),
+    ("arrival_seq from the future", lambda book: _rekey(book, "b3", book._seq + 10)),
+    ("wrong symbol", _set("b1", symbol="ABC")),
+    ("resting order cancelled", _set("b1", status=OrderStatus.CANCELLED)),
+    ("resting order without price", _set("b1", price=None)),
+    ("key does not match price", _set("b1", price=99)),
+    ("visible above remaining", _set("b3", visible_qty=8)),
+    ("nothing visible", _set("b3", visible_qty=0)),
+    ("plain order hides quantity", lambda book: (_set("b3", visible_qty=6)(book), _level("_bid_levels", 97, 1, -1)(book),
+                                                 _level("_bid_levels", 97, 2, 1)(book))),
+    ("iceberg shows more than its peak", _set("ice", display_qty=5)),
+    ("level count off", _level("_bid_levels", 98, 0, 1)),
+    ("level displayed off", _level("_bid_levels", 98, 1, -1)),
+    ("level hidden off", _level("_ask_levels", 103, 2, 3)),
+    ("pending stop with fills", _set("stop", filled_qty=1, remaining_qty=1)),
+    ("pending stop not PENDING", _set("stop", status=OrderStatus.NEW)),
+    ("live order with nothing left", _set("b1", remaining_qty=0, visible_qty=0)),
+    ("owner index missing an id", _drop_owner),
+    ("an id with no live key", _extra_entry),
+    ("a live key in no heap", _extra_live),
+    ("dead count off", _attr("_dead", 0)),
+    ("compaction bound broken", _too_many_dead),
+    ("crossed book", _crossed),
+    ("a pending stop that should have fired", _triggerable_stop),
+]
+
+
+def test_the_uncorrupted_book_passes() -> None:
+    busy_book().check_invariants()
+
+
+@pytest.mark.parametrize(("corrupt", "message"), [(c[1], c[2] if len(c) == 3 else None) for c in CORRUPTIONS],
+                         ids=[c[0] for c in CORRUPTIONS])
+def test_each_corruption_is_caught(corrupt: Callable[[OrderBook], None], message: str | None) -> None:
+    """Caught, and for issue 15's cases by the new check itself (its message), not by a side effect."""
+    book = copy.deepcopy(busy_book())
+    corrupt(book)
+    with pytest.raises(AssertionError, match=message):
+        book.check_invariants()

@@ -1,0 +1,44 @@
+"""Submissions of the toy exercise (tests/fixtures/grading) for the gradebook and stop/resume tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+
+from edumatcher.grading import notebook_text, release_notebook
+from edumatcher.grading.notebook_cells import grade_id
+
+SOURCES = Path(__file__).parent / "fixtures" / "grading" / "solutions"
+TOY = SOURCES / "ex_toy.ipynb"
+
+
+def solved(a_add_prefix: str = "") -> str:
+    """The toy student copy with every answer filled from the source (``a_add`` led by ``a_add_prefix``)."""
+    source = nbformat.read(TOY, as_version=4)
+    answers = {grade_id(cell): cell.source for cell in source.cells}
+    nb = release_notebook(nbformat.read(TOY, as_version=4))
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution"):
+            gid = grade_id(cell)
+            cell.source = (a_add_prefix if gid == "a_add" else "") + answers[gid]
+    return notebook_text(nb)
+
+
+def write(folder: str | Path | bytes, student: str | bytes, text: str, exercise: str = "ex_toy") -> bytes:
+    """Write ``folder/student/<exercise>.ipynb`` (bytes names allowed, for non-UTF-8 folders); return its path."""
+    directory = os.path.join(os.fsencode(folder), os.fsencode(student))
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, os.fsencode(f"{exercise}.ipynb"))
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
+def grade_command(submitted: Path, out: Path, *extra: str) -> list[str]:
+    """``python -m edumatcher grade`` on the toy sources, two at a time."""
+    return [sys.executable, "-m", "edumatcher", "grade", str(submitted), "--source", str(SOURCES), "--out", str(out),
+            "--jobs", "2", "--cell-timeout", "60", "--timeout", "120", *extra]
