@@ -1,4 +1,4 @@
-"""The ``bench`` subcommand: ``python -m edumatcher bench {book,engine,gc,latency}``.
+"""The ``bench`` subcommand: ``python -m edumatcher bench {book,engine,gc,latency,bounds}``.
 
 The benchmarks themselves live in ``edumatcher.benchmarks``; this module only
 wires them to the command line, with the options they share defined once.
@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, str] = {
     "engine": "The full message path, bytes in to bytes out: messages/s and handling latency.",
     "gc": "An opening ramp then a steady stream, default collector vs GcPolicy.",
     "latency": "Response time (completion - intended send) against offered load, beside service time.",
+    "bounds": "Issue 15's rows: one message's work and memory in the book, published frames, the queue's count.",
 }
 
 OWN_OPTIONS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {

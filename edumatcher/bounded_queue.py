@@ -13,41 +13,61 @@ queue, because the producer it is written for (a single-threaded engine) must
 not wait on its own consumer; a caller that must not lose anything should read
 the counters and reconcile, or use a queue that blocks.
 
-The size of an item is ``size_of(item)``, computed once, on ``put``, and
+What an item costs is counted as real memory by default:
+``held_bytes(item)`` (``sys.getsizeof``: the object's header and payload, and
+a ``(topic, payload)`` tuple with its parts) plus ``ENTRY_OVERHEAD``, what the
+queue itself keeps per entry (its ``(item, size)`` record, the size ``int``
+and the deque's slot). So ``bytes`` is what ``tracemalloc`` sees the queue hold,
+within a few per cent, and a cap of 10 MB holds about 10 MB. ``len`` would
+under-count every entry by its object header and the queue's record, which
+for a small frame is more than the frame's own payload. Pass
+``size_of=len, entry_overhead=0`` to bound payload bytes instead (a wire
+budget, not a memory one). The size is computed once, on ``put``, and
 remembered, so ``get`` does not call it again and a mutable item cannot change
-the accounting behind its back. The default, ``len``, counts payload bytes only.
-For frames, pass ``size_of=held_bytes``: it counts what the objects really
-occupy (``sys.getsizeof``: headers included, and a ``(topic, payload)`` tuple
-with its parts). Neither can see memory an object keeps but does not report:
-a ``bytes`` from orjson 3.11+ keeps its whole write buffer (4 KB and more from
-3.13) while ``sys.getsizeof`` reports only its length, so a queue of such frames
+the accounting behind its back.
+
+No count can see memory an object keeps but does not report: a ``bytes`` from
+orjson 3.11+ keeps its whole write buffer (4 KB and more from 3.13) while
+``sys.getsizeof`` reports only its length, so a queue of such frames
 "bounded" at 10 MB can hold twenty times that. The engine's builders copy their
 output to its own size when the codec over-allocates
-(``edumatcher.messages.RIGHT_SIZED``), which makes ``held_bytes`` true again;
+(``edumatcher.messages.RIGHT_SIZED``), which makes the default count true again;
 chapter 10 measures both with ``tracemalloc``.
 
 Not thread-safe: one producer and one consumer in the same thread, as in the
 engine's run loop.
 
->>> q = ByteBoundedQueue(max_bytes=10)
->>> q.put(b"12345"), q.put(b"1234"), q.put(b"12")
+>>> q = ByteBoundedQueue(max_bytes=1_000)  # counts real memory
+>>> q.put(b"x" * 100), q.bytes == held_bytes(b"x" * 100) + ENTRY_OVERHEAD > 100
+(True, True)
+>>> wire = ByteBoundedQueue(max_bytes=10, size_of=len, entry_overhead=0)  # counts payload bytes
+>>> wire.put(b"12345"), wire.put(b"1234"), wire.put(b"12")
 (True, True, False)
->>> len(q), q.bytes, q.shed_items, q.shed_bytes
+>>> len(wire), wire.bytes, wire.shed_items, wire.shed_bytes
 (2, 9, 1, 2)
->>> q.get(), q.bytes
+>>> wire.get(), wire.bytes
 (b'12345', 4)
 """
 
 from __future__ import annotations
 
+import struct
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-__all__ = ["ByteBoundedQueue", "held_bytes"]
+__all__ = ["ByteBoundedQueue", "held_bytes", "ENTRY_OVERHEAD"]
 
 T = TypeVar("T")
+
+ENTRY_OVERHEAD: int = sys.getsizeof((None, None)) + sys.getsizeof(1 << 20) + struct.calcsize("P")
+"""Bytes the queue keeps per entry besides the item: its ``(item, size)`` tuple, the size ``int``, the deque's pointer.
+
+92 on a 64-bit CPython 3.10-3.13 (computed here, not assumed). Sizes up to 256
+are cached small ints and cost nothing, so this over-counts such entries by 28
+bytes; the deque's block links add a fraction of a byte per entry, not counted.
+"""
 
 
 def held_bytes(item: Any) -> int:
@@ -70,7 +90,10 @@ class ByteBoundedQueue(Generic[T]):
     """A first-in first-out queue holding at most ``max_bytes`` bytes of items; over that it sheds.
 
     Contract: ``size_of(item)`` returns a non-negative int (``ValueError``
-    otherwise, and the item is not queued); ``max_bytes`` is a positive int.
+    otherwise, and the item is not queued); ``max_bytes`` is a positive int;
+    ``entry_overhead`` a non-negative int. An item counts ``size_of(item) +
+    entry_overhead`` bytes; the defaults (``held_bytes``, ``ENTRY_OVERHEAD``)
+    make that its real memory (see the module docstring).
 
     Methods, by purpose:
 
@@ -79,20 +102,24 @@ class ByteBoundedQueue(Generic[T]):
     * count what was refused: ``shed_items``, ``shed_bytes``; what was accepted: ``put_items``, ``put_bytes``
     * ``stats()``: all the counters as a dict (for a health beacon or a log line)
 
-    >>> q = ByteBoundedQueue(max_bytes=8, size_of=lambda s: len(s.encode()))
+    >>> q = ByteBoundedQueue(max_bytes=8, size_of=lambda s: len(s.encode()), entry_overhead=0)
     >>> q.put("héllo"), q.bytes  # 6 bytes in UTF-8
     (True, 6)
     """
 
     __slots__ = (
-        "max_bytes", "_size_of", "_items", "_bytes", "peak_bytes",
+        "max_bytes", "entry_overhead", "_size_of", "_items", "_bytes", "peak_bytes",
         "put_items", "put_bytes", "shed_items", "shed_bytes",
     )
 
-    def __init__(self, max_bytes: int, *, size_of: Callable[[T], int] = len) -> None:  # type: ignore[assignment]
+    def __init__(self, max_bytes: int, *, size_of: Callable[[T], int] = held_bytes,
+                 entry_overhead: int = ENTRY_OVERHEAD) -> None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
             raise ValueError(f"max_bytes must be a positive int, not {max_bytes!r}")
+        if isinstance(entry_overhead, bool) or not isinstance(entry_overhead, int) or entry_overhead < 0:
+            raise ValueError(f"entry_overhead must be an int >= 0, not {entry_overhead!r}")
         self.max_bytes = max_bytes
+        self.entry_overhead = entry_overhead
         self._size_of = size_of
         # Each entry keeps its size beside it: get() must subtract exactly what put() added.
         self._items: deque[tuple[T, int]] = deque()
@@ -106,17 +133,18 @@ class ByteBoundedQueue(Generic[T]):
     def put(self, item: T) -> bool:
         """Queue ``item`` and return True, or drop it, count it and return False if it would not fit. O(1).
 
-        "Would not fit" means ``bytes + size_of(item) > max_bytes``; an item larger
-        than ``max_bytes`` never fits and is always shed. Raises ``ValueError``
+        "Would not fit" means ``bytes + size_of(item) + entry_overhead > max_bytes``;
+        an item larger than that never fits and is always shed. Raises ``ValueError``
         (and queues nothing) if ``size_of(item)`` is not a non-negative int.
 
-        >>> q = ByteBoundedQueue(4)
+        >>> q = ByteBoundedQueue(4, size_of=len, entry_overhead=0)
         >>> q.put(b"abcde"), q.shed_bytes, len(q)
         (False, 5, 0)
         """
         size = self._size_of(item)
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise ValueError(f"size_of(item) must be a non-negative int, got {size!r}")
+        size += self.entry_overhead
         total = self._bytes + size
         if total > self.max_bytes:
             self.shed_items += 1
@@ -148,7 +176,7 @@ class ByteBoundedQueue(Generic[T]):
     def drain(self, max_items: int | None = None) -> list[T]:
         """Remove and return up to ``max_items`` oldest items (all of them when None), oldest first. O(k).
 
-        >>> q = ByteBoundedQueue(100)
+        >>> q = ByteBoundedQueue(1_000)
         >>> for p in (b"a", b"bb", b"ccc"):
         ...     _ = q.put(p)
         >>> q.drain(2), q.drain()
@@ -169,7 +197,7 @@ class ByteBoundedQueue(Generic[T]):
 
     @property
     def bytes(self) -> int:
-        """Bytes held now: the sum of ``size_of`` over the queued items. O(1)."""
+        """Bytes held now: the sum of ``size_of(item) + entry_overhead`` over the queued items. O(1)."""
         return self._bytes
 
     def __len__(self) -> int:
@@ -186,7 +214,7 @@ class ByteBoundedQueue(Generic[T]):
     def stats(self) -> dict[str, Any]:
         """Every counter as a plain dict: current and peak bytes, items accepted and shed. O(1).
 
-        >>> q = ByteBoundedQueue(3)
+        >>> q = ByteBoundedQueue(3, size_of=len, entry_overhead=0)
         >>> _ = q.put(b"ab"), q.put(b"cd")
         >>> q.stats()["shed_items"], q.stats()["shed_fraction"]
         (1, 0.5)

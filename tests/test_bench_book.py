@@ -9,7 +9,7 @@ import pytest
 
 from edumatcher import cli
 from edumatcher.bare_book import BareBook
-from edumatcher.benchmarks import book_bench
+from edumatcher.benchmarks import book_bench, heap_book_goal
 from edumatcher.book import OrderBook
 from edumatcher.reference import NaiveBook
 
@@ -19,6 +19,7 @@ def small(monkeypatch):
     """Shrink the --quick sizes further: these tests check behaviour, not figures."""
     monkeypatch.setattr(book_bench, "QUICK_OPS", 3000)
     monkeypatch.setattr(book_bench, "QUICK_NAIVE_OPS", 500)
+    monkeypatch.setattr(heap_book_goal, "QUICK_ISSUE_OPS", 3000)
 
 
 def test_quick_run_prints_method_figures_and_checks(capsys):
@@ -30,7 +31,7 @@ def test_quick_run_prints_method_figures_and_checks(capsys):
     assert lines[0].startswith("bench book:")
     assert lines[1] == "method:"
     interpreter_at = next(i for i, line in enumerate(lines) if line.startswith("interpreter: "))
-    first_phase = next(i for i, line in enumerate(lines) if line.startswith("[1/4]"))
+    first_phase = next(i for i, line in enumerate(lines) if line.startswith("[1/5]"))
     assert lines.index("method:") < interpreter_at < first_phase
     figure = re.compile(r"\d ?[kMG]? ops/s|\d (ns|µs|ms|s)\b")
     assert not any(figure.search(line) for line in lines[:interpreter_at]), "a measured figure before the method"
@@ -38,18 +39,27 @@ def test_quick_run_prints_method_figures_and_checks(capsys):
     assert sys.version.split()[0] in lines[interpreter_at]
     for expected in (
         "standard(20,000, seed=1)",
-        "[1/4] building the standard workload: 20,000 operations, seed 1",
-        "[2/4] timing OrderBook and BareBook, interleaved: 1 warm-up + 5 passes each",
-        "[3/4] results",
+        "[1/5] building the standard workload: 20,000 operations, seed 1",
+        "[2/5] timing OrderBook and BareBook, interleaved: 1 warm-up + 5 passes each",
+        "[3/5] results",
         "ratio full/bare (OrderBook ops/s / BareBook ops/s):",
         "target (issue): full/bare >= 0.60; this run:",
         "(agree, on every pass)",
-        "[4/4] NaiveBook against OrderBook on the first 2,000 operations",
+        "[4/5] NaiveBook against OrderBook on the first 2,000 operations",
+        "[5/5] issue 15's conditions: standard(20,000, seed=1), collector ON",
+        "goal (issue 15): OrderBook/BareBook >= 0.50; this run:",
+        "quoted from issue 15's measurement on this kind of machine",
         "peak memory:",
     ):
         assert expected in out, expected
-    # One progress line per pass: 1 warm-up + 5 passes, two contenders, two races.
-    assert sum(line.lstrip().startswith(("warm-up", "pass ")) for line in lines) == 2 * 2 * 6
+    # The peers are quoted beside the goal ratio, each labelled, none measured here.
+    goal_at = next(i for i, line in enumerate(lines) if "goal (issue 15)" in line)
+    assert re.search(r"this run: \d\.\d\d \(pass-to-pass range \d\.\d\d–\d\.\d\d\), (met|NOT met)$", lines[goal_at])
+    quoted = "\n".join(lines[goal_at:])
+    for peer in ("PyLOB", "1.6x", "pyorderbook", "2.3x", "ABIDES", "11x", "fastlob", "wrong fills"):
+        assert peer in quoted, peer
+    # One progress line per pass: 1 warm-up + 5 passes, two contenders, three races.
+    assert sum(line.lstrip().startswith(("warm-up", "pass ")) for line in lines) == 3 * 2 * 6
     assert any(line.lstrip().startswith("OrderBook") and "ops/s" in line and "min–max" in line for line in lines)
     assert any(line.lstrip().startswith("BareBook") and "ops/s" in line and "min–max" in line for line in lines)
     assert any(line.lstrip().startswith("NaiveBook is ") and "x slower than OrderBook" in line

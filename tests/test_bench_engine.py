@@ -7,18 +7,19 @@ import re
 import pytest
 
 from edumatcher import messages, workloads
-from edumatcher.benchmarks import engine_bench
+from edumatcher.benchmarks import engine_bench, heap_book_goal
 from edumatcher.cli import main
 from edumatcher.engine import Engine
 from edumatcher.model import RejectReason
 from edumatcher.sinks import DiscardingSink, IterableSource
 
 
-def test_bench_engine_quick_runs_and_reports(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_engine_quick_runs_and_reports(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(heap_book_goal, "QUICK_ISSUE_OPS", 3_000)  # behaviour, not figures
     assert main(["bench", "engine", "--quick"]) == 0
     out = capsys.readouterr().out
     # Method and interpreter come before any figure.
-    assert out.index("method:") < out.index("interpreter:") < out.index("[2/4]")
+    assert out.index("method:") < out.index("interpreter:") < out.index("[2/5]")
     assert "CPython" in out or "PyPy" in out
     assert "codec:" in out
     for phrase in ("msg/s", "p50", "p99", "p99.9", "OrderBook (direct)", "BareBook (direct)",
@@ -26,7 +27,12 @@ def test_bench_engine_quick_runs_and_reports(capsys: pytest.CaptureFixture[str])
         assert phrase in out, phrase
     assert re.search(r"this run: [\d,]+ msg/s .*, (met|NOT met)", out)
     assert "MISMATCH" not in out
-    assert out.count("pass 5/5") == 4  # four contenders, five timed passes each
+    assert out.count("pass 5/5") == 6  # six contenders, five timed passes each
+    # Issue 15's conditions, last: the message-path ratio against its goal, collector on.
+    assert "[5/5] issue 15's conditions: standard(3,000, seed=1), collector ON" in out
+    assert re.search(r"goal \(issue 15\): Engine msg/s / BareBook ops/s >= 0\.15; this run: \d\.\d{3} "
+                     r"\(pass-to-pass range \d\.\d{3}–\d\.\d{3}\), (met|NOT met)", out)
+    assert "0.126" in out and "quoted from issue 15" in out
 
 
 def test_bench_engine_refuses_too_few_repeats(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from edumatcher.grading.class_report import check_pass_rates, render_class_report, write_class_report
 from edumatcher.grading.exercise import find_exercises
+from edumatcher.grading.report import NOT_SUBMITTED
 from edumatcher.grading.score import (
     GRADED,
     KERNEL_DIED,
@@ -67,6 +68,15 @@ def test_ties_keep_source_order_and_not_run_is_not_a_failure(exercises):
     assert [r.grade_id for r in rates] == ["c_add", "c_mean", "c_mean_empty"]
     assert all((r.failed, r.not_run, r.pass_rate) == (1, 1, 0.0) for r in rates)
 
+
+def test_roster_rows_without_a_submission_do_not_lower_pass_rates(exercises):
+    # Two hand-ins that pass c_add, from a roster of five: c_add passes for 2 of 2 submissions.
+    absent = [result_without_run(exercises["ex_toy"], s, "ex_toy", "", NOT_SUBMITTED, "no submission found")
+              for s in ("x", "y", "z")]
+    rates = {r.grade_id: r for r in check_pass_rates([row("a", {"c_add"}), row("b", {"c_add"}), *absent],
+                                                      exercises["ex_toy"])}
+    assert (rates["c_add"].passed, rates["c_add"].not_run, rates["c_add"].pass_rate) == (2, 0, 1.0)
+    assert (rates["c_mean"].failed, rates["c_mean"].submissions) == (2, 2)
 
 def test_student_text_is_escaped(exercises, tmp_path):
     results = [row(HOSTILE, {"c_add"}, message=HOSTILE),

@@ -161,10 +161,12 @@ def build_class(root: Path, names: list[str]) -> tuple[list[Submission], dict[st
 
 
 def assert_kernel_is_sandboxed(cwd: Path) -> None:
-    """The kernel command the graders use starts with bwrap (checked before any hostile code runs)."""
+    """The kernel command the graders use runs the kernel inside bwrap (checked before any hostile code runs)."""
     with sandboxed_kernel_manager(sandbox_spec(resolve_sandbox("bwrap")), cwd=str(cwd)) as km:
         argv = km.format_kernel_cmd()
-    assert Path(argv[0]).name == "bwrap" and "--unshare-all" in argv, argv
+    # A short launcher (which only asks to die with the worker) execs bwrap, which runs everything else.
+    assert Path(argv[3]).name == "bwrap" and argv[4:5] == ["--unshare-all"], argv
+    assert argv.index("--") > argv.index("--unshare-all") and "ipykernel_launcher" in " ".join(argv), argv
 
 
 def grade_class(root: Path, names: list[str], sandbox: str):
@@ -268,3 +270,16 @@ def test_stored_output_is_capped_per_notebook_and_through_display_ids() -> None:
     stored = len(nbformat.writes(nb))
     assert stored < 100_000 + 40 * 1_000, stored  # the cap plus notes and JSON framing
     assert "output cap reached" in nbformat.writes(nb)
+
+
+def test_folders_under_tmp_are_bound_after_the_private_tmp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clone in a temporary folder (CI's) keeps its venv and package visible inside the sandbox."""
+    from edumatcher.grading import sandbox
+    from edumatcher.grading.sandbox import wrap_kernel_command
+
+    monkeypatch.setattr(sandbox, "_python_folders", lambda: ["/tmp/clone/.venv", "/tmp/clone/edumatcher"])
+    spec = {**sandbox_spec(resolve_sandbox("none")), "kind": "bwrap", "bwrap": "/usr/bin/bwrap"}
+    argv = wrap_kernel_command(["python", "-m", "ipykernel_launcher"], spec, cwd="/tmp/run", ipc_dir="/tmp/ipc")
+    tmpfs = argv.index("--tmpfs")
+    binds = [i for i, word in enumerate(argv) if word in ("--ro-bind", "--bind") and argv[i + 1].startswith("/tmp")]
+    assert len(binds) == 4 and all(i > tmpfs for i in binds), argv

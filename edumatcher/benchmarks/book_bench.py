@@ -27,6 +27,11 @@ Method
   printed and the exit code is 1.
 * Then ``NaiveBook`` (the O(n) reference) is timed against ``OrderBook`` the same
   way on the first 20,000 operations of the same workload (2,000 with ``--quick``).
+* Last, issue 15's conditions (``heap_book_goal``): 300,000 operations (20,000
+  with ``--quick``), the collector **on**, each book building its ``Order``
+  objects inside the timed loop. It prints OrderBook/BareBook against the
+  issue's goal (>= 0.5) with its pass-to-pass range, and the issue's figures for
+  the pure-Python peers beside it, labelled as quoted (they are not installed).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from ..measure import (
     machine,
     table,
 )
+from . import heap_book_goal as goal
 from . import peak_rss_text, resolve_repeat, say
 
 __all__ = ["run", "FULL_OPS", "QUICK_OPS", "NAIVE_OPS", "QUICK_NAIVE_OPS", "TARGET_RATIO"]
@@ -111,12 +117,17 @@ def _tally_problems(log: _PassLog, labels: list[str]) -> list[str]:
     return problems
 
 
-def _race(contenders: list[Pass], repeat: int, progress_title: str) -> tuple[list[Measurement], list[str], dict[str, Tally]]:
-    """Time the contenders interleaved; return measurements, mismatches, each one's first tally."""
+def _collector_off(contenders: list[Pass], repeat: int, on_pass: Any) -> list[Measurement]:
+    return interleave(contenders, repeat=repeat, warmup=1, gc=False, on_pass=on_pass)
+
+
+def _race(contenders: list[Pass], repeat: int, progress_title: str, *,
+          run: Any = _collector_off) -> tuple[list[Measurement], list[str], dict[str, Tally]]:
+    """Time the contenders interleaved (``run``: collector off by default); return measurements, mismatches, first tallies."""
     say(progress_title)
     log = _PassLog(repeat)
     started = time.perf_counter()
-    results = interleave(contenders, repeat=repeat, warmup=1, gc=False, on_pass=log)
+    results = run(contenders, repeat, log)
     say(f"      done in {time.perf_counter() - started:.1f} s")
     labels = [c.label for c in contenders]
     return results, _tally_problems(log, labels), {label: log.tallies[label][0][1] for label in labels}
@@ -127,6 +138,27 @@ def _ratio(full: Measurement, bare: Measurement) -> tuple[float, float, float]:
     # Throughput is ops / seconds and both books run the same ops, so the ratio of
     # throughputs is the inverse ratio of times.
     return bare.median / full.median, bare.min / full.max, bare.max / full.min
+
+
+def _issue_goal(order_book: type, bare_book: type, seed: int, repeat: int, quick: bool) -> list[str]:
+    """Phase 5: issue 15's conditions (collector on, orders built in the loop); print the goal ratio and the peers."""
+    n = goal.QUICK_ISSUE_OPS if quick else goal.ISSUE_OPS
+    ops = workloads.standard(n, seed)
+    title = (f"[5/5] issue 15's conditions: standard({n:,}, seed={seed}), collector ON, each book builds its "
+             f"Order objects inside the timed loop; interleaved, 1 warm-up + {repeat} passes each ...")
+    (full, bare), problems, _ = _race(
+        [goal.building_pass("OrderBook", order_book, ops), goal.building_pass("BareBook", bare_book, ops)],
+        repeat, title, run=goal.race_collector_on,
+    )
+    ratio, low, high = goal.ratio_with_range(full, bare)
+    say(f"      OrderBook {format_rate(full.rate)}, BareBook {format_rate(bare.rate)} (medians)")
+    met = "met" if ratio >= goal.BOOK_GOAL else "NOT met"
+    say(f"      goal (issue 15): OrderBook/BareBook >= {goal.BOOK_GOAL:.2f}; this run: {ratio:.2f} "
+        f"(pass-to-pass range {low:.2f}–{high:.2f}), {met}")
+    say(f"      verdict: {compare(full, bare).verdict}")
+    for line in goal.quoted_peer_lines():
+        say(f"      {line}")
+    return problems
 
 
 def run(*, quick: bool, seed: int, repeat: int | None) -> int:
@@ -154,7 +186,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     say(f"machine:     {machine()}")
     say()
 
-    say(f"[1/4] building the standard workload: {n_ops:,} operations, seed {seed} ...")
+    say(f"[1/5] building the standard workload: {n_ops:,} operations, seed {seed} ...")
     started = time.perf_counter()
     ops = workloads.standard(n_ops, seed)
     kinds = workloads.composition(ops)
@@ -164,11 +196,11 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     (full, bare), problems, tallies = _race(
         [_contender("OrderBook", order_book, ops), _contender("BareBook", bare_book, ops)],
         repeat,
-        f"[2/4] timing OrderBook and BareBook, interleaved: 1 warm-up + {repeat} passes each ...",
+        f"[2/5] timing OrderBook and BareBook, interleaved: 1 warm-up + {repeat} passes each ...",
     )
     del ops  # the NaiveBook phase needs only a prefix; give the memory back
 
-    say("[3/4] results")
+    say("[3/5] results")
     for line in str(table([full, bare])).splitlines():
         say(f"      {line}")
     for m in (full, bare):
@@ -194,7 +226,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     (naive, full_small), naive_problems, naive_tallies = _race(
         [_contender("NaiveBook", naive_book, naive_ops), _contender("OrderBook", order_book, naive_ops)],
         repeat,
-        f"[4/4] NaiveBook against OrderBook on the first {n_naive:,} operations, interleaved: 1 warm-up + {repeat} passes each ...",
+        f"[4/5] NaiveBook against OrderBook on the first {n_naive:,} operations, interleaved: 1 warm-up + {repeat} passes each ...",
     )
     for line in str(table([naive, full_small])).splitlines():
         say(f"      {line}")
@@ -205,6 +237,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
          + ("   !!! MISMATCH (details at the end)" if naive_problems else " (agree, on every pass)"))
     say(f"      verdict: {compare(naive, full_small).verdict}")
     problems += naive_problems
+    problems += _issue_goal(order_book, bare_book, seed, repeat, quick)
 
     say()
     say(f"peak memory: {peak_rss_text()} (max resident set size of this process)")

@@ -180,7 +180,8 @@ def _depth_row(levels: int, repeat: int) -> str:
 def run(*, quick: bool = False) -> int:
     """Print every row; return 0. ``quick`` shrinks the books tenfold (for tests)."""
     info = interpreter()
-    print(f"book bounds: {info.implementation} {info.version}; medians of {REPEAT} calls, collector off while timing")
+    print(f"book bounds: {info.implementation} {info.version}; medians of {5 if quick else REPEAT} calls, "
+          "collector off while timing")
     scale = 10 if quick else 1
     levels = 100_000 // scale
     repeat = 5 if quick else REPEAT

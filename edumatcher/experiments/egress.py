@@ -11,8 +11,10 @@ one after the other, each given the same payloads:
 * ``ByteBoundedQueue`` (``edumatcher.bounded_queue``): holds at most ``max_bytes``.
 
 Payload sizes are drawn from a seeded skewed distribution: most small, a few up
-to ``max_payload`` bytes. The queues hold real ``bytes`` objects, so the
-bytes they report are bytes held; ``simulate(traced=True)`` also measures each
+to ``max_payload`` bytes. The queues hold real ``bytes`` objects and both
+count them as real memory (``held_bytes`` plus their own per-entry bookkeeping,
+``ByteBoundedQueue``'s default), so the bytes they report are bytes held;
+``simulate(traced=True)`` also measures each
 queue's peak allocation with ``tracemalloc``, and ``frame_scaling`` repeats that
 for growing frames, which is where the entry cap shows that it bounds nothing.
 
@@ -25,22 +27,31 @@ from __future__ import annotations
 
 import gc
 import random
+import struct
 import tracemalloc
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bounded_queue import ByteBoundedQueue
+from ..bounded_queue import ByteBoundedQueue, held_bytes
+
+SLOT_BYTES: int = struct.calcsize("P")
+"""What a deque keeps per entry: one pointer (its blocks' links add a fraction of a byte, not counted)."""
 
 __all__ = [
-    "EntryBoundedQueue", "payload_sizes", "EgressTrace", "drive_overload", "simulate", "frame_scaling",
-    "frame_scaling_rows", "frame_scaling_isolated", "scaling_verdict",
+    "SLOT_BYTES", "EntryBoundedQueue", "payload_sizes", "EgressTrace", "drive_overload", "simulate", "frame_scaling",
+    "frame_scaling_rows", "frame_scaling_isolated", "scaling_verdict", "engine_frame_queue",
 ]
 
 
 class EntryBoundedQueue:
-    """A FIFO of at most ``max_entries`` items that sheds new items when full, counting them; tracks bytes held."""
+    """A FIFO of at most ``max_entries`` items that sheds new items when full, counting them; tracks bytes held.
+
+    ``bytes`` is counted as ``ByteBoundedQueue`` counts by default, real memory:
+    ``held_bytes(item)`` plus what this queue keeps per entry (one deque slot,
+    ``SLOT_BYTES``), so the two queues' figures compare like for like.
+    """
 
     __slots__ = ("max_entries", "_items", "bytes", "shed_items", "shed_bytes")
 
@@ -55,18 +66,19 @@ class EntryBoundedQueue:
 
     def put(self, item: bytes) -> bool:
         """Queue ``item`` unless ``max_entries`` are already queued (then shed and count it). O(1)."""
+        size = held_bytes(item) + SLOT_BYTES
         if len(self._items) >= self.max_entries:
             self.shed_items += 1
-            self.shed_bytes += len(item)
+            self.shed_bytes += size
             return False
         self._items.append(item)
-        self.bytes += len(item)
+        self.bytes += size
         return True
 
     def get(self) -> bytes:
         """Remove and return the oldest item. O(1). ``IndexError`` when empty."""
         item = self._items.popleft()
-        self.bytes -= len(item)
+        self.bytes -= held_bytes(item) + SLOT_BYTES  # bytes are immutable: the same size put() counted
         return item
 
     def drain(self, max_items: int | None = None) -> list[bytes]:
@@ -156,8 +168,9 @@ def drive_overload(queue: EntryBoundedQueue | ByteBoundedQueue[bytes], sizes: li
 
     >>> held = []
     >>> drive_overload(EntryBoundedQueue(2), [10, 20, 30, 40], 2, 2, 1, held)
-    >>> held  # tick 1: 10 and 20 in, 10 out; tick 2: 30 in, 40 shed (full), 20 out
-    [20, 30]
+    >>> cost = {n: held_bytes(bytes(n)) + SLOT_BYTES for n in (20, 30)}  # what a queued n-byte payload holds
+    >>> held == [cost[20], cost[30]]  # tick 1: 10 and 20 in, 10 out; tick 2: 30 in, 40 shed (full), 20 out
+    True
     """
     k = 0
     for _ in range(ticks):
@@ -233,14 +246,16 @@ def frame_scaling_isolated(max_payloads: Sequence[int] = (1_024, 16_384, 150_000
     return [EgressTrace.from_dict(row) for row in rows]
 
 
-def scaling_verdict(traces: Sequence[EgressTrace], *, overhead: float = 0.5) -> str:
+def scaling_verdict(traces: Sequence[EgressTrace], *, overhead: float = 0.05) -> str:
     """One ``verdict:`` line computed from ``frame_scaling`` traces: does each cap hold as the frames grow?
 
     The entry cap "follows the frames" when its traced peak rises at every larger
     frame size; the byte cap "holds" when every traced peak is within its cap plus
     the one frame being offered (allocated before ``put`` decides), plus
-    ``overhead`` for what the cap does not count (each item's object header, tuple and deque slot,
-    about 100 bytes, which is most of a small frame).
+    ``overhead`` for what its count leaves out. The queue's default count
+    includes each frame's header, its ``(item, size)`` record and deque slot, so
+    what is left is the deque's block links: a small fraction. (Counted by
+    ``len``, the same check needed 50 % for headers and records.)
     """
     if len(traces) < 2:
         raise ValueError("need traces for at least two frame sizes")
@@ -253,7 +268,47 @@ def scaling_verdict(traces: Sequence[EgressTrace], *, overhead: float = 0.5) -> 
     entry_part = (f"the entry-capped queue's peak rose with the frames ({peaks} MiB as the largest frame went {sizes} bytes)"
                   if rising else f"the entry-capped queue's peak did not rise at every step ({peaks} MiB)")
     byte_part = (f"the byte-capped queue stayed within its {cap / 2**20:g} MiB cap (plus the frame on offer and {overhead:.0%} "
-                 "for per-item overhead) at every size"
+                 "for what its count leaves out) at every size"
                  if held else f"the byte-capped queue went over its {cap / 2**20:g} MiB cap (plus the frame on offer and "
-                 f"{overhead:.0%} for per-item overhead)")
+                 f"{overhead:.0%} for what its count leaves out)")
     return f"verdict: {entry_part}; {byte_part}"
+
+
+def engine_frame_queue(frames: int = 200_000, max_bytes: int = 10_000_000) -> dict[str, Any]:
+    """Fill a default ``ByteBoundedQueue(max_bytes)`` with the engine's own trade frames; what it counts against what it holds.
+
+    The frames come from ``edumatcher.messages.builders`` (right-sized when the
+    codec over-allocates), each a ``(topic, payload)`` tuple as the engine
+    publishes it. Returns ``frames_offered``, ``items``, ``counted`` (the queue's
+    ``bytes``), ``traced`` (what ``tracemalloc`` saw the filled queue keep),
+    ``len_bytes`` (the payloads' ``len``) and ``right_sized``. Run it in a fresh
+    interpreter for a clean trace (``bench bounds`` does).
+
+    >>> r = engine_frame_queue(frames=2_000, max_bytes=50_000)
+    >>> r["counted"] <= 50_000 < r["frames_offered"] * 100, r["items"] < 2_000
+    (True, True)
+    """
+    from ..messages import RIGHT_SIZED, TOPIC_TRADE_EXECUTED, builders
+
+    build = builders.make_trade_executed_unchecked
+    queue: ByteBoundedQueue[tuple[bytes, bytes]] = ByteBoundedQueue(max_bytes)
+
+    def fill() -> None:
+        for i in range(frames):
+            queue.put((TOPIC_TRADE_EXECUTED, build("XYZ", i + 1, "100.25", 3, f"buy-{i:012d}", f"sell-{i:012d}",
+                                                   "buyer-01", "seller-01", "BUY", 1_700_000_000_000_000_000 + i)))
+
+    gc.collect()
+    started_here = not tracemalloc.is_tracing()
+    if started_here:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        fill()
+        traced = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        if started_here:
+            tracemalloc.stop()
+    return {"frames_offered": frames, "items": len(queue), "counted": queue.bytes, "traced": traced,
+            "len_bytes": sum(len(payload) for _, payload in queue), "right_sized": RIGHT_SIZED,
+            "max_bytes": max_bytes}

@@ -78,7 +78,7 @@ def frame_memory(frames: int = 200_000, max_bytes: int = 10_000_000) -> dict[str
         del kept
 
         def fill(build: Callable[..., bytes] = build) -> ByteBoundedQueue[bytes]:
-            queue: ByteBoundedQueue[bytes] = ByteBoundedQueue(max_bytes)
+            queue: ByteBoundedQueue[bytes] = ByteBoundedQueue(max_bytes, size_of=len, entry_overhead=0)  # the len count, on purpose
             for i in range(frames):
                 if not queue.put(_make(build, i)):
                     break  # full: from here on every frame would be shed
@@ -138,7 +138,7 @@ def _main() -> None:  # pragma: no cover - exercised by hand: python -m edumatch
     print(f"{result['frames']:,} trade frames, {result['codec']}, Python {result['python']}")
     for row in result["rows"]:
         print(f"  {row['variant']:<26} len {row['len_bytes'] / 1e6:7.1f} MB   getsizeof {row['getsizeof_bytes'] / 1e6:7.1f} MB"
-              f"   tracemalloc {row['traced_bytes'] / 1e6:7.1f} MB   | ByteBoundedQueue(max_bytes={result['max_bytes']:,})"
+              f"   tracemalloc {row['traced_bytes'] / 1e6:7.1f} MB   | ByteBoundedQueue(max_bytes={result['max_bytes']:,}, size_of=len)"
               f" counts {row['queue_counted'] / 1e6:.1f} MB, holds {row['queue_traced'] / 1e6:.1f} MB")
     print("verdict:", queue_verdict(result))
 

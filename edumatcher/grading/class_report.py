@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .exercise import Exercise
+from .report import NOT_SUBMITTED
 from .score import GRADED, SubmissionResult
 
 __all__ = ["CheckRate", "check_pass_rates", "write_class_report", "render_class_report"]
@@ -77,7 +78,9 @@ def check_pass_rates(results: list[SubmissionResult], exercise: Exercise) -> lis
     """Per check of ``exercise``, across ``results`` for it, most-failed first (then source order).
 
     A check "not run" (the notebook timed out, the kernel died, ...) is counted apart from a failure,
-    but it does not pass: the rate is passed over all submissions of the exercise.
+    but it does not pass: the rate is passed over all submissions of the exercise. A roster's
+    ``not-submitted`` rows are no submission and are left out: with 8 hand-ins from a class of 40,
+    a check all 8 pass has a 100% pass rate, not 20%.
 
     >>> from edumatcher.grading.score import CheckResult
     >>> from types import SimpleNamespace as NS
@@ -92,7 +95,7 @@ def check_pass_rates(results: list[SubmissionResult], exercise: Exercise) -> lis
         passed = failed = not_run = 0
         messages: Counter[str] = Counter()
         for result in results:
-            if result.exercise != exercise.name:
+            if result.exercise != exercise.name or result.status == NOT_SUBMITTED:
                 continue
             check = next((c for c in result.checks if c.grade_id == spec.grade_id), None)
             if check is None:

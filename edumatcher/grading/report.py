@@ -16,8 +16,10 @@ run, so a run that graded one student still writes everyone's rows. Layout under
     autograded/<student>/<exercise>.ipynb   the executed notebook, outputs capped (when it ran)
     class_report.html               the class summary (``class_report``)
 
-With a roster, every roster student has a row for every exercise (``not-submitted``, 0 points when
-nothing was handed in). Text cells that a spreadsheet would run as a formula (starting with ``=``,
+With a roster, every roster student has a row for every exercise of the assignment (``not-submitted``,
+0 points when nothing was handed in). The assignment is every exercise of the source folder that at
+least one student handed in: ``--source`` usually holds the whole course, and a class that was set
+three exercises should not get twelve empty rows each. Text cells that a spreadsheet would run as a formula (starting with ``=``,
 ``+``, ``-``, ``@``, tab or CR) get a leading ``'``; numbers are written as numbers.
 """
 
@@ -143,10 +145,12 @@ def write_totals(results: list[SubmissionResult], exercises: dict[str, Exercise]
                  manual: Manual | None = None) -> Path:
     """Write ``totals.csv``: one row per student, each exercise's total (auto + manual), the sum and the max.
 
-    A cell is empty when the student has no row for that exercise (give ``--roster`` to get 0s).
+    Columns are the exercises someone handed in (the assignment; ``--source`` may hold more), so the
+    max is the assignment's. A cell is empty when the student has no row for that exercise (give
+    ``--roster`` to get 0s).
     """
     manual = manual or {}
-    names = sorted(exercises)
+    names = sorted({r.exercise for r in results if r.exercise in exercises}) or sorted(exercises)
     tops = {n: exercises[n].max_points + sum(s.points for s in _manual_specs(exercises[n])) for n in names}
     per_student: dict[str, dict[str, float]] = {}
     for r in results:
@@ -232,11 +236,13 @@ def write_feedback(results: Iterable[SubmissionResult], out_dir: str | Path, *, 
 def roster_entries(entries: list[GradebookEntry], roster: Sequence[str],
                    exercises: dict[str, Exercise]) -> list[GradebookEntry]:
     """``entries`` completed by the roster: a ``not-submitted`` row (0 points) for every roster student and
-    exercise without one; rows of students not on the roster are kept and noted (no roster: unchanged)."""
+    assigned exercise without one; rows of students not on the roster are kept and noted (no roster:
+    unchanged). Assigned: an exercise of ``exercises`` that some entry is for (all of them if none is)."""
     if not roster:
         return list(entries)
     on_roster = set(roster)
     have = {(e.result.student, e.result.exercise) for e in entries}
+    assigned = sorted({name for _, name in have if name in exercises}) or sorted(exercises)
     completed = []
     for entry in entries:
         if entry.result.student not in on_roster:
@@ -244,7 +250,7 @@ def roster_entries(entries: list[GradebookEntry], roster: Sequence[str],
             entry = GradebookEntry(entry.result, note, entry.superseded, entry.digest, entry.graded_at)
         completed.append(entry)
     for student in roster:
-        for name in sorted(exercises):
+        for name in assigned:
             if (student, name) not in have:
                 checks = [CheckResult(c.grade_id, c.points, message="not submitted") for c in exercises[name].checks]
                 result = SubmissionResult(student, name, "", NOT_SUBMITTED, "no submission found", checks)

@@ -197,6 +197,22 @@ def _limits(spec: dict[str, Any]) -> dict[str, int]:
     return limits
 
 
+# Run outside the sandbox, in place of bwrap: ask to die with the worker, then exec bwrap. bwrap's own
+# --die-with-parent ties the sandbox to *this* process, and the kernel manager starts it in a new
+# session, so without this a worker killed outright (kill -9 of the grader, which PR_SET_PDEATHSIG
+# passes on to the workers) would leave bwrap and the kernel running until they finish.
+_DIE_WITH_WORKER_LAUNCHER = """\
+import os, sys
+if sys.platform.startswith("linux"):
+    import ctypes, signal
+    try:
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
 def wrap_kernel_command(argv: list[str], spec: dict[str, Any], *, cwd: str, ipc_dir: str) -> list[str]:
     """The command that runs kernel ``argv`` with ``spec``'s limits, inside bwrap when ``spec`` says so.
 
@@ -207,11 +223,13 @@ def wrap_kernel_command(argv: list[str], spec: dict[str, Any], *, cwd: str, ipc_
     if spec.get("kind") != "bwrap":
         return limited
     home = "/tmp/home"
-    args = [spec["bwrap"], *_namespace_args(), *_system_binds()]
+    # bwrap mounts in argument order: the private /tmp first, so that a Python, venv or package that
+    # lives under /tmp (a clone in a temporary folder, as CI makes) is bound on top of it, not hidden.
+    args = [spec["bwrap"], *_namespace_args(), *_system_binds(),
+            "--size", str(int(spec["tmp_mb"]) * 1024 * 1024), "--tmpfs", "/tmp"]
     for folder in _python_folders():
         args += ["--ro-bind", folder, folder]
-    args += ["--size", str(int(spec["tmp_mb"]) * 1024 * 1024), "--tmpfs", "/tmp",
-             "--dir", home, "--bind", cwd, cwd, "--bind", ipc_dir, ipc_dir, "--chdir", cwd,
+    args += ["--dir", home, "--bind", cwd, cwd, "--bind", ipc_dir, ipc_dir, "--chdir", cwd,
              "--clearenv", "--setenv", "PATH", f"{sys.prefix}/bin:/usr/local/bin:/usr/bin:/bin",
              "--setenv", "HOME", home, "--setenv", "TMPDIR", "/tmp",
              "--setenv", "IPYTHONDIR", f"{home}/.ipython", "--setenv", "MPLCONFIGDIR", f"{home}/.matplotlib",
@@ -219,7 +237,7 @@ def wrap_kernel_command(argv: list[str], spec: dict[str, Any], *, cwd: str, ipc_
     for name in _KEEP_ENV:
         if name in os.environ:
             args += ["--setenv", name, os.environ[name]]
-    return [*args, "--", *limited]
+    return [sys.executable, "-c", _DIE_WITH_WORKER_LAUNCHER, *args, "--", *limited]
 
 
 def _namespace_args() -> list[str]:
