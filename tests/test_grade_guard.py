@@ -104,6 +104,17 @@ HONEST_HOOKS = (
     "get_ipython().ast_transformers.append(ast.NodeTransformer())\n\n\n"
     "def add(a, b):\n    return a + b")
 
+# An honest answer whose function, called by the checks, changes things while the check runs:
+# matplotlib registers a post_execute callback on first use, and the print goes through a swapped
+# sys.stdout. Neither can make a failing line pass, so neither may cost the student a point.
+HONEST_PLOTS = (
+    "import contextlib\nimport io\n\n\n"
+    "def add(a, b):\n"
+    "    import matplotlib\n    matplotlib.use('Agg')\n    import matplotlib.pyplot as plt\n\n"
+    "    plt.figure()\n    plt.plot([a, b])\n    plt.close('all')\n"
+    "    with contextlib.redirect_stdout(io.StringIO()):\n        print(a, b)\n"
+    "    return a + b")
+
 
 def submission(**answers: str) -> nbformat.NotebookNode:
     """The released toy notebook with the source's answers, ``answers`` overriding some."""
@@ -124,6 +135,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Submissi
     together = "\n\n\n".join(ALSO_TRIED.values())
     notebooks["also_tried_together"] = submission(a_add=f"{together}\n\n\n{WRONG_ADD}", a_mean=WRONG_MEAN)
     notebooks["honest_hooks"] = submission(a_add=HONEST_HOOKS)
+    notebooks["honest_plots"] = submission(a_add=HONEST_PLOTS)
     notebooks["honest_wrong_mean"] = submission(a_mean=WRONG_MEAN)
 
     def grade(name: str) -> tuple[SubmissionResult, nbformat.NotebookNode]:
@@ -166,6 +178,13 @@ def test_the_stored_check_cells_show_the_checks_as_written(graded: dict) -> None
 @pytest.mark.slow
 def test_honest_answers_using_ipython_hooks_still_score_full(graded: dict) -> None:
     result, executed = graded["honest_hooks"]
+    assert (result.status, result.total, result.max_points) == ("graded", 5, 5), result.checks
+    assert all(not error_outputs(executed, gid) for gid in CHECKS)
+
+
+@pytest.mark.slow
+def test_honest_answers_that_plot_or_redirect_output_during_a_check_score_full(graded: dict) -> None:
+    result, executed = graded["honest_plots"]
     assert (result.status, result.total, result.max_points) == ("graded", 5, 5), result.checks
     assert all(not error_outputs(executed, gid) for gid in CHECKS)
 

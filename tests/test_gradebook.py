@@ -132,3 +132,16 @@ def test_any_folder_name_is_graded_end_to_end(tmp_path: Path) -> None:
     assert len(list((out / "feedback").iterdir())) == 4
     assert "st\\xff/ex_toy: 5/5 graded" in run.stderr and "class report not written" not in run.stderr
     assert (out / "class_report.html").is_file()
+
+
+def test_resume_retries_rows_where_the_grader_failed(tmp_path: Path) -> None:
+    from edumatcher.grading.run_plan import plan_run
+    from edumatcher.grading.submissions import Submission, submission_digest
+
+    path = tmp_path / "ann" / "ex_toy.ipynb"
+    path.parent.mkdir()
+    path.write_text("{}", encoding="utf-8")
+    submission = Submission(path, "ann", "ex_toy")
+    recorded = {("ann", "ex_toy"): submission_digest(path)}
+    assert plan_run([submission], recorded).todo == []  # same file, graded: kept
+    assert plan_run([submission], recorded, retry={("ann", "ex_toy")}).todo == [submission]

@@ -190,7 +190,9 @@ def _grade(args: argparse.Namespace) -> int:
     out = Path(args.out)
     book = Gradebook.open(out)
     try:
-        plan = plan_run(submissions, book.digests(), regrade)
+        # Rows where the grader itself failed are retried: they say nothing about the student's work.
+        failed = {(e.result.student, e.result.exercise) for e in book.entries() if e.result.status == "error"}
+        plan = plan_run(submissions, book.digests(), regrade, retry=failed)
         if roster is not None:
             book.set_roster(roster)
             print(f"roster: {len(roster)} student(s) from {args.roster}", file=sys.stderr)
@@ -218,14 +220,17 @@ def _grade(args: argparse.Namespace) -> int:
 
         with StopOnSignals() as stop:
             try:
-                if plan.todo:
-                    grade_submissions(plan.todo, exercises, jobs=args.jobs, cell_timeout=args.cell_timeout,
-                                      timeout=args.timeout, executed_dir=out / "autograded", progress=progress,
-                                      sandbox=sandbox, memory_mb=args.memory_mb,
-                                      max_notebook_bytes=int(args.max_notebook_mb * 1_000_000))
+                try:
+                    if plan.todo:
+                        grade_submissions(plan.todo, exercises, jobs=args.jobs, cell_timeout=args.cell_timeout,
+                                          timeout=args.timeout, executed_dir=out / "autograded",
+                                          progress=progress, sandbox=sandbox, memory_mb=args.memory_mb,
+                                          max_notebook_bytes=int(args.max_notebook_mb * 1_000_000))
+                finally:
+                    stop.raising = False  # a signal from here on waits for the export to finish
             except GradingStopped:
                 pass  # grade_submissions has killed every worker and kernel; what finished is committed
-            stop.raising = False  # a signal from here on waits for the export to finish
+            stop.raising = False  # again: a signal may have landed inside the finally above
             results = export_gradebook(book, exercises, out)
         print(summary_table(results))
         print(f"gradebook: {out / 'grades.csv'} (per exercise: {out}/<exercise>.csv, totals: {out}/totals.csv, "

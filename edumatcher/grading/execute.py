@@ -237,7 +237,10 @@ async def run_cells(
         allow_errors=True,
         record_timing=False,
         startup_timeout=startup_timeout,
-        iopub_timeout=2,
+        # How long to wait, after a cell's reply, for the rest of its IOPub messages (its outputs and
+        # the guard's witness, which a check needs to pass): generous, since only a slow, loaded
+        # machine ever waits this long, and a witness missed there would fail an honest check.
+        iopub_timeout=10,
         shutdown_kernel="immediate",
         skip_cells_with_tag="edumatcher-grader-never-skips",  # students must not be able to skip checks
         on_cell_executed=keep_reply,

@@ -139,10 +139,15 @@ class Snapshot:
         self.iopub = getattr(self.kernel, "iopub_socket", None)
         self.get_parent = getattr(self.kernel, "get_parent", None)
 
-    def restore(self, apply: bool = True) -> list[str]:
+    def restore(self, apply: bool = True, *, execution_only: bool = False) -> list[str]:
         """Put everything back as it was at the snapshot; return what had changed.
 
-        With ``apply=False`` nothing is touched: the list says what differs now.
+        With ``apply=False`` nothing is touched: the list says what differs now. With
+        ``execution_only``, only what decides whether a cell's lines run and how its errors are
+        reported is looked at (transformers, the execute path, trace and profile functions), not
+        event callbacks, ``sys`` streams and hooks or builtins: honest code changes those while a
+        check runs (matplotlib registers a ``post_execute`` callback on first use, ``%%capture``
+        swaps ``sys.stdout``), and none of them can make a line run that raised.
         """
         changed: list[str] = []
         shell = self.shell
@@ -166,7 +171,7 @@ class Snapshot:
             changed.append("shell.ast_transformers")
             if apply:
                 shell.ast_transformers = list(self.ast_transformers)
-        callbacks = shell.events.callbacks
+        callbacks = {} if execution_only else shell.events.callbacks
         for event in list(callbacks):
             saved = self.callbacks.get(event, [])
             if callbacks[event] != saved:
@@ -187,7 +192,7 @@ class Snapshot:
             changed += [f"kernel.{n}" for n in _put_methods_back(self.kernel, self.kernel_methods, apply)]
         if self.session is not None:
             changed += [f"session.{n}" for n in _put_methods_back(self.session, self.session_methods, apply)]
-        for name, value in self.sys_values.items():
+        for name, value in ({} if execution_only else self.sys_values).items():
             if not _same(getattr(sys, name), value):
                 changed.append(f"sys.{name}")
                 if apply:
@@ -201,7 +206,7 @@ class Snapshot:
             if apply:
                 sys.setprofile(self.profile)
         table = vars(builtins)
-        for name, value in self.builtins.items():
+        for name, value in ({} if execution_only else self.builtins).items():
             if not _same(table.get(name, _MISSING), value):
                 changed.append(f"builtins.{name}")
                 if apply:
@@ -211,13 +216,14 @@ class Snapshot:
     def witness(self, token: str, frame: Any) -> None:
         """Send ``token`` to the grader as a comm message on IOPub, child of the running request.
 
-        Nothing is sent when the machinery differs from the snapshot now (something changed it while
-        the check ran, e.g. a thread re-adding a transformer after the reset), or when a trace function
+        Nothing is sent when the execution machinery differs from the snapshot now (something changed
+        it while the check ran, e.g. a thread re-adding a transformer after the reset: see
+        ``restore(execution_only=True)`` for what counts), or when a trace function
         was set on ``frame``, the check's own: it can jump over lines, so an ``assert`` may not have run.
         """
         if self.trace is None and frame.f_trace is not None:
             return
-        if self.restore(apply=False):  # e.g. a thread put a transformer back after the reset
+        if self.restore(apply=False, execution_only=True):  # e.g. a thread put a transformer back
             return
         if self.send is None or self.iopub is None:
             raise RuntimeError("the grading kernel has no IOPub channel to report on")

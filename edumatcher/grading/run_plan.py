@@ -8,7 +8,7 @@ it; with ``--regrade``, only the named ones are graded. Everything else keeps it
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,9 +47,13 @@ def parse_regrade(values: Sequence[str]) -> list[tuple[str, str | None]]:
 
 
 def plan_run(submissions: Sequence[Submission], recorded: dict[tuple[str, str], str],
-             regrade: Sequence[tuple[str, str | None]] = ()) -> RunPlan:
+             regrade: Sequence[tuple[str, str | None]] = (), *,
+             retry: Collection[tuple[str, str]] = ()) -> RunPlan:
     """Decide what to grade; ``recorded`` is ``Gradebook.digests()``. ``CliError`` for a ``--regrade`` that
-    names no submission found in the given paths (so a typo does not silently grade nothing)."""
+    names no submission found in the given paths (so a typo does not silently grade nothing).
+
+    ``retry`` names recorded rows to grade again although their file did not change: rows where the
+    grader itself failed (status ``error``), which say nothing about the student's work."""
     plan = RunPlan()
     for submission in submissions:
         # Never reads through a symbolic link (a student's link to /dev/zero would never end).
@@ -65,7 +69,7 @@ def plan_run(submissions: Sequence[Submission], recorded: dict[tuple[str, str], 
         return plan
     for submission in submissions:
         key = _key(submission)
-        if key not in recorded:
+        if key not in recorded or key in retry:
             plan.todo.append(submission)
         elif recorded[key] != plan.digests[key]:
             plan.changed.append(submission)

@@ -35,6 +35,11 @@ What it does not guarantee
 --------------------------
 * Student code still shares the kernel with the check cells: tricks played *inside* the
   interpreter are another layer's job (the checks are restored and cross-checked by the worker).
+* Memory is capped per process by ``RLIMIT_DATA``, which does not count shared anonymous
+  mappings (``mmap.mmap(-1, n)``): a kernel can still take more RAM that way, until its timeout.
+  Only a cgroup (``memory.max``) would count everything; none is used, since grading must run
+  without systemd or root. The tmpfs folders are capped: ``/tmp`` (``tmp_mb``) and ``/dev/shm``
+  (64 MB); the rest of ``/dev`` is read-only.
 * CPU is not capped beyond the cell and notebook timeouts; disk use in the working directory is
   bounded per file (``RLIMIT_FSIZE``) and by the timeout, not in total.
 * It reads what every user may read in ``/usr`` and the Python installation, and the bwrap
@@ -70,6 +75,8 @@ SANDBOX_MODES = ("auto", "bwrap", "none")
 DEFAULT_MEMORY_MB = 2048
 DEFAULT_FILE_MB = 256
 DEFAULT_TMP_MB = 256
+# Size of the sandbox's /dev/shm, the only writable place under its read-only /dev.
+_SHM_MB = 64
 # Processes a kernel may add to its user's count (RLIMIT_NPROC counts every process of the user).
 _EXTRA_PROCESSES = 256
 
@@ -241,8 +248,11 @@ def wrap_kernel_command(argv: list[str], spec: dict[str, Any], *, cwd: str, ipc_
 
 
 def _namespace_args() -> list[str]:
+    # bwrap's /dev is a tmpfs sized only by the host's RAM: make it read-only, and give /dev/shm
+    # (POSIX shared memory, multiprocessing's semaphores) a small tmpfs of its own.
     return ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--proc", "/proc", "--dev", "/dev"]
+            "--proc", "/proc", "--dev", "/dev", "--size", str(_SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm",
+            "--remount-ro", "/dev"]
 
 
 def _system_binds() -> list[str]:
