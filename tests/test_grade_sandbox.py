@@ -165,7 +165,7 @@ def assert_kernel_is_sandboxed(cwd: Path) -> None:
     with sandboxed_kernel_manager(sandbox_spec(resolve_sandbox("bwrap")), cwd=str(cwd)) as km:
         argv = km.format_kernel_cmd()
     # A short launcher (which only asks to die with the worker) execs bwrap, which runs everything else.
-    assert Path(argv[3]).name == "bwrap" and argv[4:5] == ["--unshare-all"], argv
+    assert argv[3] == str(os.getpid()) and Path(argv[4]).name == "bwrap" and argv[5:6] == ["--unshare-all"], argv
     assert argv.index("--") > argv.index("--unshare-all") and "ipykernel_launcher" in " ".join(argv), argv
 
 

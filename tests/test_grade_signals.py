@@ -62,7 +62,10 @@ def start_and_wait_for_slow_workers(command: list[str], out: Path) -> tuple[subp
         if committed(out) >= 2:
             try:
                 running = psutil.Process(grader.pid).children(recursive=True)
-                kernels = [p for p in running if "ipykernel_launcher" in " ".join(p.cmdline())]
+                # Kernels that have started, not launchers naming one: the sandbox's own death-with-its-
+                # parent is set up by then (killing a worker in the middle of bwrap's set-up can leave
+                # its init behind: sandbox.py lists that race).
+                kernels = [p for p in running if p.cmdline()[1:3] == ["-m", "ipykernel_launcher"]]
             except psutil.Error:
                 continue  # a process ended while we looked
             if len(kernels) >= 2:  # both slow submissions have a kernel

@@ -40,6 +40,10 @@ What it does not guarantee
   Only a cgroup (``memory.max``) would count everything; none is used, since grading must run
   without systemd or root. The tmpfs folders are capped: ``/tmp`` (``tmp_mb``) and ``/dev/shm``
   (64 MB); the rest of ``/dev`` is read-only.
+* Dying with the grader relies on ``PR_SET_PDEATHSIG`` down the chain grader → worker → bwrap →
+  the sandbox's init. A worker killed in the few milliseconds while bwrap sets up its namespace
+  can leave that init (and an idle kernel) behind: bwrap sets its own death signal only once its
+  child runs. Killing a worker from outside at any later moment takes everything down.
 * CPU is not capped beyond the cell and notebook timeouts; disk use in the working directory is
   bounded per file (``RLIMIT_FSIZE``) and by the timeout, not in total.
 * It reads what every user may read in ``/usr`` and the Python installation, and the bwrap
@@ -97,6 +101,8 @@ if sys.platform.startswith("linux"):  # die with the worker even without bwrap's
         ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+if sys.argv[2] != "0" and os.getppid() != int(sys.argv[2]):
+    sys.exit(1)  # the worker died before the request above: nobody would ever stop this kernel
 for name, value in json.loads(sys.argv[1]).items():
     which = getattr(resource, name, None)
     if which is None:
@@ -107,7 +113,7 @@ for name, value in json.loads(sys.argv[1]).items():
         resource.setrlimit(which, (value, value))
     except (ValueError, OSError):
         pass
-os.execv(sys.argv[2], sys.argv[2:])
+os.execv(sys.argv[3], sys.argv[3:])
 """
 
 
@@ -216,7 +222,9 @@ if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
-os.execv(sys.argv[1], sys.argv[1:])
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(1)  # the worker died before the request above: nobody would ever stop this sandbox
+os.execv(sys.argv[2], sys.argv[2:])
 """
 
 
@@ -226,9 +234,10 @@ def wrap_kernel_command(argv: list[str], spec: dict[str, Any], *, cwd: str, ipc_
     ``cwd`` (the kernel's working directory) and ``ipc_dir`` (its sockets and connection file)
     are the only host folders it may write, bound at the same paths inside.
     """
-    limited = [sys.executable, "-c", _LIMITS_LAUNCHER, json.dumps(_limits(spec)), *argv]
-    if spec.get("kind") != "bwrap":
-        return limited
+    if spec.get("kind") != "bwrap":  # the worker formats this command: it is the launcher's parent
+        return [sys.executable, "-c", _LIMITS_LAUNCHER, json.dumps(_limits(spec)), str(os.getpid()), *argv]
+    # Inside bwrap the launcher's parent is the sandbox's own init: "0" skips the parent check.
+    limited = [sys.executable, "-c", _LIMITS_LAUNCHER, json.dumps(_limits(spec)), "0", *argv]
     home = "/tmp/home"
     # bwrap mounts in argument order: the private /tmp first, so that a Python, venv or package that
     # lives under /tmp (a clone in a temporary folder, as CI makes) is bound on top of it, not hidden.
@@ -244,7 +253,8 @@ def wrap_kernel_command(argv: list[str], spec: dict[str, Any], *, cwd: str, ipc_
     for name in _KEEP_ENV:
         if name in os.environ:
             args += ["--setenv", name, os.environ[name]]
-    return [sys.executable, "-c", _DIE_WITH_WORKER_LAUNCHER, *args, "--", *limited]
+    # The worker formats this command, so os.getpid() is the parent the launcher must still have.
+    return [sys.executable, "-c", _DIE_WITH_WORKER_LAUNCHER, str(os.getpid()), *args, "--", *limited]
 
 
 def _namespace_args() -> list[str]:
