@@ -37,7 +37,7 @@ from .score import GRADED, CheckResult, SubmissionResult
 from .submissions import safe_name, student_folder_name
 
 __all__ = [
-    "POINTS_ROW_STUDENT", "NOT_SUBMITTED", "NOT_ON_ROSTER", "csv_cell", "export_gradebook", "roster_entries",
+    "POINTS_ROW_STUDENT", "NOT_SUBMITTED", "NOT_ON_ROSTER", "csv_cell", "csv_text_back", "export_gradebook", "roster_entries",
     "write_gradebook", "write_totals", "feedback_markdown", "write_feedback", "summary_table",
 ]
 
@@ -68,6 +68,15 @@ def csv_cell(value: Any) -> str:
         return _num(value)
     text = str(value)
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def csv_text_back(cell: str) -> str:
+    """The text a ``csv_cell`` cell stood for (what an instructor's edited CSV means).
+
+    >>> csv_text_back(csv_cell("=1+1")), csv_text_back("'quoted")
+    ('=1+1', "'quoted")
+    """
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(_FORMULA_STARTS) else cell
 
 
 def _writerow(writer: Any, cells: Iterable[Any]) -> None:

@@ -45,7 +45,6 @@ CSV_COLUMNS = ("student", "exercise", "grade_id", "max_points", "points", "comme
 NO_ANSWER = "no answer written"
 # A page for the instructor's browser: inline styles only, no scripts, no requests anywhere.
 _CSP = "default-src 'none'; style-src 'unsafe-inline'"
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass
@@ -228,15 +227,6 @@ def render_page(exercise: Any, answers: list[WrittenAnswer], entered: dict[tuple
 
 # --- the CSV -----------------------------------------------------------------------------------------
 
-def _csv_text(value: str) -> str:
-    # The same defusing as the gradebook's CSVs: a spreadsheet shows these cells instead of running them.
-    return "'" + value if value.startswith(_FORMULA_STARTS) else value
-
-
-def _csv_untext(value: str) -> str:
-    return value[1:] if value.startswith("'") and value[1:].startswith(_FORMULA_STARTS) else value
-
-
 def _atomic_write(path: Path, data: bytes) -> None:
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_bytes(data)
@@ -271,6 +261,7 @@ def write_review(book_dir: str | Path, source: str | Path = "solutions") -> list
     Raises ``CliError`` when there is no gradebook or no exercise has a manual question.
     """
     from .exercise import find_exercises
+    from .report import csv_cell, csv_text_back  # the gradebook's own defusing of formula-like cells
 
     book_dir = Path(book_dir)
     exercises = {name: ex for name, ex in find_exercises(source).items() if ex.manual}
@@ -285,7 +276,7 @@ def write_review(book_dir: str | Path, source: str | Path = "solutions") -> list
         # The instructor may be halfway through it: keep every value already typed.
         for _, row in _read_csv_rows(csv_path):
             key = (row["student"], row["exercise"], row["grade_id"])  # the student cell as written
-            typed[key] = (row["points"].strip(), _csv_untext(row["comment"]))
+            typed[key] = (row["points"].strip(), csv_text_back(row["comment"]))
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     lines: list[list[str]] = []
@@ -299,7 +290,7 @@ def write_review(book_dir: str | Path, source: str | Path = "solutions") -> list
         worth = {spec.grade_id: spec.points for spec in exercise.manual}
         for answer in answers:
             key = (answer.student, answer.exercise, answer.grade_id)
-            cell_key = (_csv_text(answer.student), answer.exercise, answer.grade_id)
+            cell_key = (csv_cell(answer.student), answer.exercise, answer.grade_id)
             if cell_key in typed and (typed[cell_key][0] or typed[cell_key][1]):
                 points, comment = typed[cell_key]
             elif key in entered:
@@ -308,8 +299,8 @@ def write_review(book_dir: str | Path, source: str | Path = "solutions") -> list
                 points, comment = "0", (answer.why_missing or NO_ANSWER)
             else:
                 points, comment = "", ""
-            lines.append([_csv_text(answer.student), answer.exercise, answer.grade_id, f"{worth[answer.grade_id]:g}",
-                          points, _csv_text(comment)])
+            lines.append([csv_cell(answer.student), answer.exercise, answer.grade_id, f"{worth[answer.grade_id]:g}",
+                          points, csv_cell(comment)])
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -340,6 +331,8 @@ def read_scores(csv_path: str | Path, exercises: dict[str, Any], students: dict[
     ``students`` maps each exercise to the students the gradebook knows for it. Rows whose points
     cell is empty are skipped (not graded yet). A student cell may be written defused (``'=x``) or not.
     """
+    from .report import csv_cell, csv_text_back
+
     csv_path = Path(csv_path)
     rows: list[ScoreRow] = []
     seen: dict[tuple[str, str, str], int] = {}
@@ -358,7 +351,7 @@ def read_scores(csv_path: str | Path, exercises: dict[str, Any], students: dict[
             known = ", ".join(worth) or "none"
             raise CliError(f"{where}: {name} has no question graded by hand called {gid!r} (it has: {known})")
         cell = row["student"]
-        matches = sorted(s for s in students.get(name, set()) if _csv_text(s) == cell)
+        matches = sorted(s for s in students.get(name, set()) if csv_cell(s) == cell)
         matches = matches or sorted(s for s in students.get(name, set()) if s == cell)
         if len(matches) != 1:
             raise CliError(f"{where}: student {cell!r} has no row for {name} in the gradebook")
@@ -373,7 +366,7 @@ def read_scores(csv_path: str | Path, exercises: dict[str, Any], students: dict[
         if key in seen:
             raise CliError(f"{where}: {matches[0]}/{name}/{gid} was already given on row {seen[key]}")
         seen[key] = line
-        rows.append(ScoreRow(matches[0], name, gid, points, _csv_untext(row["comment"]).strip()))
+        rows.append(ScoreRow(matches[0], name, gid, points, csv_text_back(row["comment"]).strip()))
     return rows
 
 
