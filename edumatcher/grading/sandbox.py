@@ -90,17 +90,22 @@ _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "f
 # Environment variables passed into the sandbox (everything else is cleared).
 _KEEP_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "PYTHONIOENCODING", "OMP_NUM_THREADS")
 
-# Run inside the sandbox before the kernel: ask to die with the worker, set the limits (soft = hard,
-# so student code cannot raise them back), then exec the kernel in the same process. Plain -c code, so it works
-# before anything is imported and without the edumatcher package.
-_LIMITS_LAUNCHER = """\
-import json, os, resource, sys
-if sys.platform.startswith("linux"):  # die with the worker even without bwrap's --die-with-parent
+# Both launchers below start with this: ask Linux to SIGKILL the process when its parent dies.
+_DIE_WITH_PARENT = """\
+import os, sys
+if sys.platform.startswith("linux"):
     import ctypes, signal
     try:
         ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+"""
+
+# Run inside the sandbox before the kernel: ask to die with the worker, set the limits (soft = hard,
+# so student code cannot raise them back), then exec the kernel in the same process. Plain -c code, so it works
+# before anything is imported and without the edumatcher package.
+_LIMITS_LAUNCHER = _DIE_WITH_PARENT + """\
+import json, resource
 if sys.argv[2] != "0" and os.getppid() != int(sys.argv[2]):
     sys.exit(1)  # the worker died before the request above: nobody would ever stop this kernel
 for name, value in json.loads(sys.argv[1]).items():
@@ -214,14 +219,7 @@ def _limits(spec: dict[str, Any]) -> dict[str, int]:
 # --die-with-parent ties the sandbox to *this* process, and the kernel manager starts it in a new
 # session, so without this a worker killed outright (kill -9 of the grader, which PR_SET_PDEATHSIG
 # passes on to the workers) would leave bwrap and the kernel running until they finish.
-_DIE_WITH_WORKER_LAUNCHER = """\
-import os, sys
-if sys.platform.startswith("linux"):
-    import ctypes, signal
-    try:
-        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+_DIE_WITH_WORKER_LAUNCHER = _DIE_WITH_PARENT + """\
 if os.getppid() != int(sys.argv[1]):
     sys.exit(1)  # the worker died before the request above: nobody would ever stop this sandbox
 os.execv(sys.argv[2], sys.argv[2:])
