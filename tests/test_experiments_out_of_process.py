@@ -50,3 +50,12 @@ def test_py_spy_records_a_running_engine_or_says_why_not() -> None:
     assert rec.samples > 0 and rec.folded, "py-spy wrote stacks"
     assert any("handle" in line for line in rec.folded), "the engine's handler is on the stacks"
     assert rec.command[0] == "py-spy" and "<child pid>" in rec.command
+
+
+def test_torn_samples_with_no_frame_are_dropped_and_counted() -> None:
+    # seen in CI on 3.12: py-spy --nonblocking wrote a sample with an empty stack, which the
+    # exercise's parser (rightly) rejects as "not a folded stack"
+    text = "main;handle;submit 12\n 1\n\n  main;idle   2\ngarbage\n 3\n"
+    folded, dropped = oop.well_formed_stacks(text)
+    assert folded == ("main;handle;submit 12", "main;idle   2")
+    assert dropped == 4

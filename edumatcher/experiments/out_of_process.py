@@ -37,7 +37,7 @@ from pathlib import Path
 
 __all__ = [
     "ENGINE_SETUP", "ENGINE_PASS", "PyperfResult", "pyperf_command", "pyperf_timeit", "load_pyperf",
-    "py_spy_path", "py_spy_unavailable", "py_spy_record", "SpyRecord", "drive_engine",
+    "py_spy_path", "py_spy_unavailable", "py_spy_record", "SpyRecord", "well_formed_stacks", "drive_engine",
 ]
 
 ENGINE_SETUP = (
@@ -184,6 +184,30 @@ class SpyRecord:
     folded: tuple[str, ...]
     command: tuple[str, ...]
     samples: int
+    dropped: int = 0  # samples on lines with no frame at all (see ``well_formed_stacks``)
+
+
+def well_formed_stacks(text: str) -> tuple[tuple[str, ...], int]:
+    """The ``"frames COUNT"`` lines of py-spy's raw output, and the samples on the lines left out.
+
+    ``--nonblocking`` reads the target without pausing it, so now and then a sample
+    is torn and py-spy writes it with an empty stack (``" 1"``): a line every folded
+    stack reader rightly rejects. Those carry no frame, so they are dropped and counted.
+
+    >>> well_formed_stacks("main;handle 3\\n 1\\n\\nmain;idle 2\\n")
+    (('main;handle 3', 'main;idle 2'), 1)
+    """
+    kept: list[str] = []
+    dropped = 0
+    for raw in text.splitlines():
+        stack, _, count = raw.strip().rpartition(" ")
+        if not count.isdigit():
+            continue
+        if stack.strip():
+            kept.append(raw.strip())
+        else:
+            dropped += int(count)
+    return tuple(kept), dropped
 
 
 def py_spy_record(seconds: float = 1.5, *, rate: int = 250, timeout: float = 60.0) -> SpyRecord:
@@ -213,13 +237,13 @@ def py_spy_record(seconds: float = 1.5, *, rate: int = 250, timeout: float = 60.
                 raise RuntimeError(f"py-spy did not finish within {timeout:.0f} s") from exc
             if done.returncode != 0 or not out.exists():
                 raise RuntimeError(f"py-spy could not record: {(done.stderr or done.stdout).strip()[-500:]}")
-            folded = tuple(line for line in out.read_text().splitlines() if line.strip())
+            folded, dropped = well_formed_stacks(out.read_text())
     finally:
         child.kill()
         child.wait()
     samples = sum(int(line.rsplit(" ", 1)[1]) for line in folded)
     shown = ("py-spy", "record", "--pid", "<child pid>", *cmd[4:-1], "stacks.txt")
-    return SpyRecord(folded, shown, samples)
+    return SpyRecord(folded, shown, samples, dropped)
 
 
 def drive_engine(seconds: float) -> int:
