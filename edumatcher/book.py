@@ -56,7 +56,7 @@ so a cancel costs O(n / slack) amortised (chapter 05 measures both).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterator
 from heapq import heapify, heappop, heappush, nlargest, nsmallest
 from operator import attrgetter
@@ -72,7 +72,7 @@ from .model import (
     Side,
     Trade,
 )
-from .rules import MAX_PRICE, MAX_QTY, validate_new_order
+from .rules import MAX_MATCHES_PER_ORDER, MAX_PRICE, MAX_QTY, validate_new_order
 
 __all__ = ["OrderBook", "COMPACT_FACTOR", "COMPACT_SLACK", "SEQ_BITS", "SEQ_SPAN", "Event", "heap_key", "split_key"]
 
@@ -111,10 +111,10 @@ _NO_LIMIT = MAX_PRICE
 _NO_LIMIT_KEY = _NO_LIMIT * SEQ_SPAN + _SEQ_MASK
 _ARRIVAL = attrgetter("arrival_seq")
 
-# Heap entries a FOK pre-check walks in priority order before it also asks the level
-# index whether enough quantity crosses at all: a FOK that cannot fill would otherwise
-# walk every crossing order one heap step at a time, slower than one pass over the levels.
-_FOK_PROBE = 64
+# Dead keys a FOK pre-check steps over, beyond its match limit, before it compacts the
+# heaps and walks again: a pre-check does not pop what it passes, so without this a
+# region of dead keys below a live top would be walked again by every FOK.
+_FOK_DEAD_SLACK = 64
 
 
 def _in_priority_order(heap: list[int], limit: int) -> Iterator[int]:
@@ -144,6 +144,38 @@ def _in_priority_order(heap: list[int], limit: int) -> Iterator[int]:
                 k = heap[child]
                 if k <= limit:
                     heappush(frontier, (k, child))
+
+
+def _take_refreshed_peaks(queue: list[list[int]], left: int, steps: int) -> tuple[int, int]:
+    """Take one level's refreshed iceberg peaks in turn, as matching would; return ``(left, steps)``.
+
+    ``queue`` holds ``[hidden quantity, display_qty]`` per iceberg, in the order their
+    first peaks were taken, which is the order they went to the back of the level.
+    Each peak taken is a step and goes back if more is hidden. Stops when the FOK is
+    filled (``left <= 0``), the steps are used up or the level is empty (``queue`` is
+    emptied then). O(peaks taken), and each is a step.
+
+    >>> _take_refreshed_peaks([[5, 2], [1, 3]], 6, 10)  # peaks 2, 1, 2, then 1 of the last 1
+    (0, 6)
+    >>> _take_refreshed_peaks([[5, 2]], 9, 2)  # two steps take 2 + 2
+    (5, 0)
+    """
+    turn = deque(queue)
+    queue.clear()
+    while turn:
+        if not steps:
+            return left, 0
+        entry = turn.popleft()
+        hidden, display = entry
+        peak = display if display < hidden else hidden
+        steps -= 1
+        left -= peak
+        if left <= 0:
+            return left, steps
+        if hidden > peak:
+            entry[0] = hidden - peak
+            turn.append(entry)
+    return left, steps
 
 
 def heap_key(k0: int, arrival_seq: int) -> int:
@@ -208,9 +240,17 @@ class OrderBook:
         *,
         compact_factor: float = COMPACT_FACTOR,
         compact_slack: int = COMPACT_SLACK,
+        max_matches: int = MAX_MATCHES_PER_ORDER,
     ) -> None:
-        """Create an empty book for ``symbol``; ``last_price`` seeds stop triggering. O(1)."""
+        """Create an empty book for ``symbol``; ``last_price`` seeds stop triggering. O(1).
+
+        ``max_matches`` is the match limit of ``rules.py`` (trades plus self-match
+        actions one order may take); tests set it small to reach it with few orders.
+        """
         self.symbol = symbol
+        if type(max_matches) is not int or max_matches < 1:
+            raise ValueError(f"max_matches must be an int >= 1, not {max_matches!r}")
+        self.max_matches = max_matches
         self.last_price = last_price
         self.events: list[Event] = []
         if not compact_factor >= 1 or not compact_slack >= 0:
@@ -328,6 +368,8 @@ class OrderBook:
                 a_vis = order.visible_qty
                 symbol = self.symbol
                 tseq = tseq0 = self._trade_seq
+                # The match limit as a trade number: each self-match action moves it one closer.
+                last_step = tseq0 + self.max_matches
                 r_price = 0
                 start = remaining  # an order is run unfilled: new, or a stop that just fired
                 decremented = 0  # quantity taken away by DECREMENT, not by fills
@@ -340,7 +382,11 @@ class OrderBook:
                         continue
                     if key > limit:
                         break
+                    if tseq == last_step:  # the match limit: it still crosses, so its rest is cancelled
+                        killed = True
+                        break
                     if smp is not _SMP_NONE and resting.owner == owner:
+                        last_step -= 1
                         if smp is _CANCEL_OLDEST:
                             self._cancel_live(key, events)
                             continue
@@ -697,65 +743,68 @@ class OrderBook:
     def _fok_can_fill(self, order: Order, is_buy: bool, bound: int) -> bool:
         """Can ``order`` (a FOK) fill completely right now, as ``rules.py`` says? No change to the book.
 
-        Walks the crossed resting orders in priority order (``_in_priority_order``) and
-        stops as soon as it knows: O(m log m) for the m heap entries examined, at most
-        the orders its matching would meet plus the dead keys among them, never every
-        level or everything the owner holds. After ``_FOK_PROBE`` entries it also sums
-        the crossed levels (O(L)) once, so a FOK that cannot fill costs what the level
-        index costs, not a heap step per crossing order.
+        Plays the matching forward on numbers only: the crossed orders come in priority
+        order from ``_in_priority_order``, each live one is a step, and the peaks that
+        icebergs refresh at the back of a level come round once that level's orders are
+        done, as they would in matching. It stops as soon as it knows, and at the match
+        limit: O(m log m) for m <= ``max_matches`` live orders examined plus the dead keys
+        among them, never every level or everything the owner holds. When it meets more
+        than ``max_matches + _FOK_DEAD_SLACK`` dead keys it compacts the heaps (paid for
+        by the cancels that made them) and walks again.
         """
-        need = order.remaining_qty
+        verdict = self._fok_walk(order, is_buy, bound)
+        if verdict is None:
+            self._compact()
+            verdict = self._fok_walk(order, is_buy, bound)
+        return bool(verdict)
+
+    def _fok_walk(self, order: Order, is_buy: bool, bound: int) -> bool | None:
+        """``_fok_can_fill``'s walk; None when it met too many dead keys to go on. O(m log m)."""
+        left = order.remaining_qty
+        steps = self.max_matches
         smp = order.smp
         smp_on = smp is not _SMP_NONE
-        # CANCEL_OLDEST cancels the owner's orders it meets and matching goes on: they
-        # just do not count. Any other mode ends or shrinks the FOK at its first one.
+        # CANCEL_OLDEST cancels the owner's orders it meets and matching goes on: each is
+        # a step that fills nothing. Any other mode ends or shrinks the FOK at its first one.
         skip_own = smp is _CANCEL_OLDEST
         owner = order.owner
         live = self._live
-        full = 0  # every order at the completed (better) levels, hidden quantity included
-        level_total = level_vis = 0  # the current level so far: all of it / what shows
+        dead_allowed = steps + _FOK_DEAD_SLACK
+        refreshed: list[list[int]] = []  # [hidden remaining, display_qty] of this level's icebergs
         level = None
-        probe = _FOK_PROBE
         heap = self._asks if is_buy else self._bids
         for key in _in_priority_order(heap, bound * SEQ_SPAN + _SEQ_MASK):
-            probe -= 1
-            if probe == 0 and not self._fok_enough_crosses(is_buy, bound, need):
-                return False
-            if probe == 0 and not smp_on:
-                return True  # self-match prevention off: the crossed total decides
             o = live.get(key)
             if o is None:
+                dead_allowed -= 1
+                if dead_allowed < 0:
+                    return None
                 continue
             if o.price != level:
-                full += level_total
-                if full >= need:
-                    return True
+                if refreshed:  # the level is done: its refreshed peaks are taken in turn
+                    left, steps = _take_refreshed_peaks(refreshed, left, steps)
+                    if left <= 0:
+                        return True
+                    if steps <= 0:
+                        return False
                 level = o.price
-                level_total = level_vis = 0
+            if not steps:
+                return False  # one more step needed, none left
+            steps -= 1
             if smp_on and o.owner == owner:
                 if skip_own:
                     continue
-                # Matching would reach this order after the better levels and the peaks
-                # ahead of it at its level: a self-match unless those already fill the FOK.
-                return full + level_vis >= need
-            level_total += o.remaining_qty
-            level_vis += o.visible_qty
-            if full + (level_vis if smp_on and not skip_own else level_total) >= need:
+                return False  # matching would meet its own order before filling
+            vis = o.visible_qty
+            if left <= vis:
                 return True
-        return full + level_total >= need
-
-    def _fok_enough_crosses(self, is_buy: bool, bound: int, need: int) -> bool:
-        """Whether the crossed levels hold ``need`` in all (hidden included), from the level index. O(L)."""
-        available = 0
-        if is_buy:
-            for p, lv in self._ask_levels.items():
-                if p <= bound:
-                    available += lv[1] + lv[2]
-        else:
-            for p, lv in self._bid_levels.items():
-                if -p <= bound:
-                    available += lv[1] + lv[2]
-        return available >= need
+            left -= vis
+            hidden = o.remaining_qty - vis
+            if hidden:
+                refreshed.append([hidden, o.display_qty])
+        if refreshed:
+            left, steps = _take_refreshed_peaks(refreshed, left, steps)
+        return left <= 0
 
     def _file_or_fire_stop(self, order: Order, events: list[Event]) -> bool:
         """Fire a new stop at once if ``last_price`` allows (return True), else file it PENDING. O(log n)."""

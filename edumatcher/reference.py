@@ -38,6 +38,7 @@ the same ones; /work/divergences.md lists them for the spec's owner):
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from .model import (
@@ -51,7 +52,7 @@ from .model import (
     Side,
     Trade,
 )
-from .rules import validate_new_order
+from .rules import MAX_MATCHES_PER_ORDER, validate_new_order
 
 __all__ = ["NaiveBook"]
 
@@ -91,8 +92,9 @@ class NaiveBook:
     Checking: ``check_invariants``.
     """
 
-    def __init__(self, symbol: str, last_price: int | None = None) -> None:
+    def __init__(self, symbol: str, last_price: int | None = None, *, max_matches: int = MAX_MATCHES_PER_ORDER) -> None:
         self.symbol = symbol
+        self.max_matches = max_matches  # the match limit of rules.py
         self.last_price = last_price
         self.events: list[Event] = []
         self._bids: list[Order] = []  # resting buy orders, unsorted
@@ -247,11 +249,16 @@ class NaiveBook:
             self._cancel(aggressor)  # MARKET, IOC and FOK never rest
 
     def _match(self, aggressor: Order) -> None:
-        """Trade ``aggressor`` against the best crossing resting orders until it is done."""
+        """Trade ``aggressor`` against the best crossing resting orders until it is done (or hits the match limit)."""
+        steps = 0
         while aggressor.remaining_qty > 0:
             resting = self._best_resting(self._opposite_list(aggressor.side))
             if resting is None or not self._crosses(aggressor, resting.price):  # type: ignore[arg-type]
                 return
+            if steps == self.max_matches:  # it still crosses: its rest is cancelled
+                self._cancel(aggressor)
+                return
+            steps += 1  # a trade or a self-match action, one step either way
             if aggressor.smp is not SelfMatch.NONE and resting.owner == aggressor.owner:
                 if not self._prevent_self_match(aggressor, resting):
                     return
@@ -267,25 +274,17 @@ class NaiveBook:
         return resting_price >= aggressor.price  # type: ignore[operator]
 
     def _fok_fills(self, aggressor: Order) -> bool:
-        """Whether a FOK fills completely, by the rule of ``rules.py`` for its ``smp`` mode."""
-        crossed = sorted(
-            (o for o in self._opposite_list(aggressor.side) if self._crosses(aggressor, o.price)),  # type: ignore[arg-type]
-            key=_priority,
-        )
-        mode = aggressor.smp
-        if mode is SelfMatch.NONE:
-            return sum(o.remaining_qty for o in crossed) >= aggressor.qty
-        if mode is SelfMatch.CANCEL_OLDEST:  # its own orders are cancelled as met; they do not count
-            return sum(o.remaining_qty for o in crossed if o.owner != aggressor.owner) >= aggressor.qty
-        # CANCEL_NEWEST, CANCEL_BOTH, DECREMENT: it must fill before reaching its first own order.
-        own = [i for i, o in enumerate(crossed) if o.owner == aggressor.owner]
-        if not own:
-            return sum(o.remaining_qty for o in crossed) >= aggressor.qty
-        first = crossed[own[0]]
-        ahead = crossed[: own[0]]
-        before = sum(o.remaining_qty for o in ahead if o.price != first.price)  # better levels, in full
-        before += sum(o.visible_qty for o in ahead if o.price == first.price)  # its level: peaks ahead of it
-        return before >= aggressor.qty
+        """Whether a FOK fills completely, by the rule of ``rules.py``: played out on a copy of the book.
+
+        Equivalent to the rule's words: match a copy of the order as an IOC against a
+        copy of the book; it fills when all of its ``qty`` was filled by trades (a
+        self-match action other than CANCEL_OLDEST's, or the match limit, leaves some
+        of it unfilled).
+        """
+        trial = copy.deepcopy(self)
+        probe = copy.deepcopy(aggressor)
+        trial._match(probe)
+        return probe.filled_qty == probe.qty
 
     def _trade(self, aggressor: Order, resting: Order) -> None:
         """Print one trade at the resting price for ``min(aggressor.remaining_qty, resting.visible_qty)``."""

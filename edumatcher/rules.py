@@ -44,24 +44,32 @@ Matching
   ``a <= limit``; a sell crosses a bid ``b`` when MARKET or ``b >= limit``.
 * After matching: LIMIT with DAY or GTC rests its remainder; MARKET, IOC and
   FOK never rest: the remainder is cancelled (status CANCELLED).
-* FOK is all-or-none: it fills its whole ``qty`` by trades or is cancelled
-  untouched (no trade, no self-match action), decided before any matching, from
-  what matching (self-match prevention included) would do:
+* Match limit: one order takes at most ``MAX_MATCHES_PER_ORDER`` matching steps
+  (a book built with ``max_matches=`` uses that number instead). A step is a trade,
+  or a self-match action on a resting order it meets. When an order has used every
+  step and the best resting order still crosses it, matching stops there and its
+  remainder is cancelled (status CANCELLED, a ("cancelled", order) event; it never
+  rests, as it would cross). A stop that fires is an order of its own, with its own steps.
+* FOK is all-or-none: it executes only if matching it as an IOC would fill its whole
+  ``qty`` by trades, with no self-match action but CANCEL_OLDEST's cancels and
+  within the match limit. That is decided before any matching; a FOK that would not
+  is cancelled untouched (no trade, no self-match action). By mode:
 
-  - ``smp`` NONE: it fills when the resting quantity at prices it crosses (hidden
-    iceberg quantity included) is at least its ``qty``.
+  - ``smp`` NONE: the resting quantity at prices it crosses (hidden iceberg quantity
+    included) is at least its ``qty``.
   - CANCEL_OLDEST: the same, not counting its own owner's orders (matching cancels
     those it meets and goes on).
   - CANCEL_NEWEST, CANCEL_BOTH, DECREMENT (each would end or shrink the FOK at its
-    first own order): it fills only if it can without reaching an order of its own
-    owner. Walk the crossed resting orders in priority order up to the first one of
-    its owner (all of them if there is none); matching takes, before reaching it,
-    every order at the better price levels in full (hidden quantity included) plus,
-    at its level, the ``visible_qty`` of the orders ahead of it (an iceberg whose peak
-    is taken refreshes at the back, behind it). That must be at least ``qty``.
+    first own order): it must fill without reaching an order of its own owner.
+    Before reaching it, matching takes every order at the better price levels in
+    full (hidden quantity included) plus, at its level, the ``visible_qty`` of the
+    orders ahead of it (an iceberg whose peak is taken refreshes at the back, behind
+    it). That must be at least ``qty``.
+  - and in every mode, the steps it needs (one per trade, so one per iceberg peak it
+    takes, plus CANCEL_OLDEST's cancels) are at most the match limit.
 
-  So a FOK that fills never meets a self-match except CANCEL_OLDEST's, and self-match
-  prevention never cuts one short.
+  So a FOK that fills never meets a self-match except CANCEL_OLDEST's, self-match
+  prevention never cuts one short, and neither does the match limit.
 * Status: NEW when accepted (PENDING for a stop), PARTIALLY_FILLED after a fill
   that leaves quantity open, FILLED when ``remaining_qty`` reaches 0 by fills,
   CANCELLED when cancelled for any reason (``remaining_qty`` then keeps the
@@ -84,18 +92,28 @@ Icebergs
 
 Bounded work per message
 ------------------------
-A message costs O(log n) per trade and per order it touches, and the number of
-trades is bounded by what other messages placed: every fill but the incoming
-order's last either ends a resting order or takes a whole iceberg peak, and an iceberg has at most
-``ICEBERG_MAX_PEAKS`` peaks (the ``min_display_qty`` rule above). So one incoming
-order prints at most ``ICEBERG_MAX_PEAKS`` trades per resting order it meets, and
-each of those orders took a message of its own to place. Without the rule, one
-iceberg of ``MAX_QTY`` with ``display_qty=1`` let one MARKET order print ``MAX_QTY``
-trades. The rule is modelled on venue practice, not copied from one venue: Xetra
-and Eurex (T7) and the Prague exchange set a minimum peak size (and a minimum
-total) per instrument; here the minimum is a share of the total, so a single
-number bounds the peaks of every iceberg. The rule refuses on entry, so nothing is
-ever half-done: a message either completes or is refused with the book unchanged.
+One order's matching is at most ``MAX_MATCHES_PER_ORDER`` steps of O(log n) each (the
+match limit above), and its FOK pre-check walks at most as many live orders, so a
+message costs O(MAX_MATCHES_PER_ORDER * log n) per order it runs: the submitted one
+and each stop it fires, and each stop fires once, having taken a message of its own
+to place. Without the limit, one MARKET order against a deep book met every resting
+order in one message: ten thousand legal icebergs could make it print a million
+trades, and a FOK that could not fill walked them all before being killed, again and
+again. With it, an order that meets more cancels its remainder, as an IOC does.
+
+Icebergs are bounded as well: every fill of an incoming order but its last either
+ends a resting order or takes a whole iceberg peak, and an iceberg has at most
+``ICEBERG_MAX_PEAKS`` peaks (the ``min_display_qty`` rule above), so a resting
+iceberg gives at most that many trades in all, whoever takes them. Without that
+rule, one iceberg of ``MAX_QTY`` with ``display_qty=1`` held ``MAX_QTY`` peaks.
+
+Both rules are modelled on venue practice, not copied from one venue: Xetra and
+Eurex (T7) and the Prague exchange set a minimum peak size (and a minimum total)
+per instrument; here the minimum is a share of the total, so a single number bounds
+the peaks of every iceberg. The peak rule refuses on entry, with the book
+unchanged. The match limit is this project's own choice, not a venue's rule: the
+message completes, and the order ends as an IOC ends, its rest cancelled. Nothing is
+ever half-done.
 
 Stops
 -----
@@ -168,7 +186,7 @@ from .model import (
     Side,
 )
 
-__all__ = ["MAX_QTY", "MAX_PRICE", "ICEBERG_MAX_PEAKS", "min_display_qty", "validate_new_order"]
+__all__ = ["MAX_QTY", "MAX_PRICE", "ICEBERG_MAX_PEAKS", "MAX_MATCHES_PER_ORDER", "min_display_qty", "validate_new_order"]
 
 MAX_QTY = 1_000_000_000
 """Largest accepted order quantity: bounded so arithmetic stays small and a typo fails loudly."""
@@ -179,6 +197,12 @@ MAX_PRICE = 10**15
 ICEBERG_MAX_PEAKS = 100
 """Most peaks an iceberg may have: ``display_qty >= ceil(qty / ICEBERG_MAX_PEAKS)``
 (see "Bounded work per message" above)."""
+
+MAX_MATCHES_PER_ORDER = 1_000
+"""Most matching steps (trades plus self-match actions) one order may take before its
+remainder is cancelled (see "Match limit" and "Bounded work per message" above).
+A thousand trades is far more than a plain order meets on a real book, and small
+enough that one message costs milliseconds, not seconds."""
 
 
 def min_display_qty(qty: int) -> int:

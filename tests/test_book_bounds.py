@@ -17,10 +17,10 @@ import pytest
 
 import edumatcher.book as book_module
 from edumatcher.benchmarks import book_bounds
-from edumatcher.book import _FOK_PROBE, OrderBook, _in_priority_order
+from edumatcher.book import _FOK_DEAD_SLACK, OrderBook, _in_priority_order
 from edumatcher.model import TIF, Order, OrderRejected, OrderStatus, OrderType, RejectReason, SelfMatch, Side
 from edumatcher.reference import NaiveBook
-from edumatcher.rules import ICEBERG_MAX_PEAKS, MAX_QTY, min_display_qty
+from edumatcher.rules import ICEBERG_MAX_PEAKS, MAX_MATCHES_PER_ORDER, MAX_QTY, min_display_qty
 
 SYM = "XYZ"
 MID = 100_000
@@ -154,22 +154,111 @@ def test_a_fok_with_smp_never_walks_what_its_owner_holds(examined: list[int], sm
     book.check_invariants()
 
 
-def test_a_fok_that_cannot_fill_asks_the_level_index_once_after_a_short_walk(examined: list[int]) -> None:
+def test_a_fok_that_cannot_fill_stops_at_the_match_limit_and_never_reads_the_level_index(examined: list[int]) -> None:
     book = ladder(5_000)
     book._ask_levels = CountingDict(book._ask_levels)
     fok = limit("f", Side.BUY, 10**6, MID + 10**6, owner="bob", tif=TIF.FOK)
     assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED
-    assert len(examined) == _FOK_PROBE and book._ask_levels.passes == 1
+    assert len(examined) == MAX_MATCHES_PER_ORDER + 1 and book._ask_levels.passes == 0
+
+
+@pytest.mark.parametrize("smp", [SelfMatch.CANCEL_NEWEST, SelfMatch.CANCEL_BOTH, SelfMatch.DECREMENT,
+                                 SelfMatch.CANCEL_OLDEST])
+def test_a_fok_behind_many_crossing_orders_is_killed_within_the_match_limit(examined: list[int], smp: SelfMatch) -> None:
+    # Issue 15 follow-up: a FOK that must pass 20k crossing orders (then one of its own) walked them all
+    # before being killed (268 ms per message behind 100k), again and again.
+    book = OrderBook(SYM)
+    for i in range(20_000):
+        book.submit(limit(f"a{i}", Side.SELL, 1, MID + i % 50))
+    book.submit(limit("own", Side.SELL, 1, MID + 50, owner="x"))
+    for _ in range(3):
+        examined.clear()
+        fok = limit("f", Side.BUY, 20_001, MID + 50, owner="x", tif=TIF.FOK, smp=smp)
+        assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED
+        assert len(examined) <= MAX_MATCHES_PER_ORDER + 1
+    assert len(book) == 20_001
+    book.check_invariants()
+
+
+def test_a_fok_pre_check_compacts_a_crowd_of_dead_keys_once_instead_of_walking_it_every_time(
+        examined: list[int]) -> None:
+    book = OrderBook(SYM, max_matches=10)
+    book.submit(limit("top", Side.SELL, 1, MID))
+    for i in range(3_000):
+        book.submit(limit(f"d{i}", Side.SELL, 1, MID + 1))
+    for i in range(5_000):
+        book.submit(limit(f"keep{i}", Side.BUY, 1, MID - 1 - i))  # live orders elsewhere keep compaction away
+    for i in range(3_000):
+        book.cancel(f"d{i}")
+    book.submit(limit("far", Side.SELL, 5, MID + 2))
+    dead_before = book.heap_entries() - len(book)
+    assert dead_before >= 3_000
+    fok = limit("f", Side.BUY, 3, MID + 2, owner="bob", tif=TIF.FOK)
+    assert [t.qty for t in book.submit(fok)] == [1, 2]
+    assert book.heap_entries() - len(book) == 0, "the walk met too many dead keys and compacted"
+    assert len(examined) <= 2 * (10 + _FOK_DEAD_SLACK) + 3_000
+    book.check_invariants()
+
+
+# ------------------------------------------------------------------ the match limit
+
+
+def test_a_market_order_stops_at_the_match_limit_and_cancels_its_rest() -> None:
+    book = ladder(1_500)
+    trades = book.submit(market("m", Side.BUY, 10_000))
+    assert len(trades) == MAX_MATCHES_PER_ORDER
+    m = book.events[-1][1]
+    assert book.events[-1][0] == "cancelled" and m.id == "m" and m.status is OrderStatus.CANCELLED
+    assert (m.filled_qty, m.remaining_qty) == (MAX_MATCHES_PER_ORDER, 10_000 - MAX_MATCHES_PER_ORDER)
+    assert book.best_ask() == MID + MAX_MATCHES_PER_ORDER
+    book.check_invariants()
+
+
+@pytest.mark.parametrize("steps_available, rests", [(3, True), (4, False)])
+def test_a_limit_order_rests_after_its_last_step_only_if_nothing_else_crosses(steps_available: int,
+                                                                              rests: bool) -> None:
+    book = OrderBook(SYM, max_matches=3)
+    for i in range(steps_available):
+        book.submit(limit(f"a{i}", Side.SELL, 1, MID))
+    buy = limit("b", Side.BUY, 10, MID, owner="bob")
+    assert len(book.submit(buy)) == 3
+    assert (buy.status is OrderStatus.PARTIALLY_FILLED) is rests
+    assert (book.get("b") is not None) is rests
+    assert book.best_bid() == (MID if rests else None) and book.best_ask() == (None if rests else MID)
+    book.check_invariants()
+
+
+def test_self_match_cancels_count_as_steps() -> None:
+    book = OrderBook(SYM, max_matches=3)
+    book.submit(limit("own1", Side.SELL, 1, MID, owner="x"))
+    book.submit(limit("own2", Side.SELL, 1, MID, owner="x"))
+    book.submit(limit("theirs", Side.SELL, 5, MID))
+    buy = limit("b", Side.BUY, 10, MID + 1, owner="x", smp=SelfMatch.CANCEL_OLDEST)
+    assert [t.qty for t in book.submit(buy)] == [5]
+    assert [kind for kind, _ in book.events] == ["cancelled", "cancelled", "trade"]  # three steps
+    assert buy.status is OrderStatus.PARTIALLY_FILLED and book.get("b") is not None  # nothing else crossed
+    book.check_invariants()
+
+
+def test_a_fok_needing_one_trade_per_iceberg_peak_counts_each_peak_as_a_step() -> None:
+    for max_matches, fills in [(4, False), (5, True)]:
+        book = OrderBook(SYM, max_matches=max_matches)
+        book.submit(limit("ice", Side.SELL, 10, MID, display_qty=2))  # five peaks of 2
+        fok = limit("f", Side.BUY, 10, MID, owner="bob", tif=TIF.FOK)
+        trades = book.submit(fok)
+        assert (len(trades) == 5) is fills and (fok.status is OrderStatus.FILLED) is fills
+        assert len(trades) in (0, 5)
 
 
 @pytest.mark.parametrize("smp", list(SelfMatch))
 def test_fok_pre_check_agrees_with_the_reference_on_crowded_levels(smp: SelfMatch) -> None:
     # Many orders per level, icebergs, own orders, dead keys: the walk's early exits and the
-    # _FOK_PROBE switch are exercised; NaiveBook states the rule the obvious way.
+    # match limit (drawn per case) are exercised; NaiveBook plays the rule out on a copy of itself.
     rng = random.Random(list(SelfMatch).index(smp))
     outcomes = set()
     for case in range(60):
-        books = [OrderBook(SYM), NaiveBook(SYM)]
+        cap = rng.choice((2, 5, 30, MAX_MATCHES_PER_ORDER))  # the match limit reached, or not
+        books = [OrderBook(SYM, max_matches=cap), NaiveBook(SYM, max_matches=cap)]
         ops: list[Order | str] = []
         for i in range(rng.randint(1, 120)):
             qty = rng.randint(1, 30)

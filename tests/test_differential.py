@@ -56,6 +56,45 @@ def test_order_book_matches_on_wide_prices_too() -> None:
     assert result.ok, result.describe()
 
 
+@pytest.mark.parametrize("max_matches", [1, 2, 5])
+def test_order_book_matches_with_a_small_match_limit(max_matches: int) -> None:
+    """The match limit of rules.py, reached often: capped sweeps, and FOKs that need more steps than allowed."""
+    result = run_differential(lambda s, p: OrderBook(s, p, max_matches=max_matches),
+                              lambda s, p: NaiveBook(s, p, max_matches=max_matches),
+                              seeds=range(3000, 3030), ops_per_seed=OPS)
+    assert result.ok, result.describe()
+
+
+class MatchLimitOffByOne(NaiveBook):
+    """The match limit lets one more step through."""
+
+    def _match(self, aggressor: Order) -> None:
+        self.max_matches += 1
+        try:
+            super()._match(aggressor)
+        finally:
+            self.max_matches -= 1
+
+
+class FokIgnoresMatchLimit(NaiveBook):
+    """The FOK check forgets the match limit: a FOK needing more steps than allowed is let through
+    (and then stopped by the limit after partial fills)."""
+
+    def _fok_fills(self, aggressor: Order) -> bool:
+        limit, self.max_matches = self.max_matches, 10**9
+        try:
+            return super()._fok_fills(aggressor)
+        finally:
+            self.max_matches = limit
+
+
+@pytest.mark.parametrize("mutant", [MatchLimitOffByOne, FokIgnoresMatchLimit], ids=lambda m: m.__name__)
+def test_match_limit_mutants_are_caught_with_a_small_limit(mutant: type[NaiveBook]) -> None:
+    result = run_differential(lambda s, p: mutant(s, p, max_matches=2), lambda s, p: OrderBook(s, p, max_matches=2),
+                              seeds=range(10), ops_per_seed=OPS)
+    assert not result.ok, f"{mutant.__name__}: {mutant.__doc__} was not caught in 10 seeds"
+
+
 # ------------------------------------------------------------- the planted bug
 
 

@@ -32,7 +32,7 @@ from edumatcher.messages import (
 )
 from edumatcher.metrics import OWNER_ENTRY_BYTES, OwnerCounts
 from edumatcher.model import Order, RejectReason
-from edumatcher.rules import ICEBERG_MAX_PEAKS, min_display_qty
+from edumatcher.rules import ICEBERG_MAX_PEAKS, MAX_MATCHES_PER_ORDER, min_display_qty
 
 REASONS = {r.value for r in RejectReason}
 IDS = ("s1", "s2", "b1", "st", "c1", "x1")
@@ -217,12 +217,12 @@ def _work(engine: Engine, payload: bytes) -> tuple[list[tuple[bytes, bytes]], in
     return frames, lines, peak
 
 
-def _grows(small: tuple[int, int], large: tuple[int, int], what: str) -> None:
+def _grows(small: tuple[int, int], large: tuple[int, int], what: str, *, peak_slack: int = 64_000) -> None:
     (lines_s, peak_s), (lines_l, peak_l) = small, large
     print(f"\n{what}: small case {lines_s:,} line events, peak {peak_s:,} B; large case {lines_l:,}, peak {peak_l:,} B")
     # The large case is 100x the small one; bounded work may differ by a log factor, not 100x.
     assert lines_l <= 2 * lines_s + 200, what
-    assert peak_l <= 2 * peak_s + 64_000, what
+    assert peak_l <= 2 * peak_s + peak_slack, what
 
 
 def test_an_iceberg_hit_by_a_big_market_order_prints_a_bounded_number_of_trades() -> None:
@@ -254,6 +254,41 @@ def test_fok_with_smp_against_an_owner_holding_many_pending_stops_is_bounded() -
         assert frames[0][0] == b"order.ack.eve"
         costs.append((lines, peak))
     _grows(costs[0], costs[1], "FOK + SMP, owner with 1e3 vs 1e5 pending stops")
+
+
+def test_a_market_order_into_a_deep_book_stops_at_the_match_limit() -> None:
+    costs = []
+    for n in (MAX_MATCHES_PER_ORDER, 100 * MAX_MATCHES_PER_ORDER):
+        engine = _fresh_engine()
+        _rest(engine, n, prefix="a", side="SELL", order_type="LIMIT", qty=1, price=lambda i: 1_100 + i % 100, owner="ann")
+        frames, lines, peak = _work(engine, make_order_new("mkt", "XYZ", "BUY", "MARKET", 10**8, "max", tif="IOC"))
+        trades = [p for topic, p in frames if topic == messages.TOPIC_TRADE_EXECUTED]
+        from_market = [p for p in trades if b'"buy_order_id":"mkt"' in p]
+        assert len(from_market) == MAX_MATCHES_PER_ORDER, len(from_market)
+        assert len(trades) <= MAX_MATCHES_PER_ORDER + 20  # plus the setup's stops, which fire after it
+        costs.append((lines, peak))
+    _grows(costs[0], costs[1], "MARKET into 1e3 vs 1e5 resting lots")
+
+
+@pytest.mark.parametrize("smp", ["CANCEL_NEWEST", "CANCEL_OLDEST"])
+def test_a_fok_behind_many_crossing_orders_is_killed_in_bounded_work(smp: str) -> None:
+    costs = []
+    for n in (MAX_MATCHES_PER_ORDER, 100 * MAX_MATCHES_PER_ORDER):
+        engine = _fresh_engine()
+        whose = "eve" if smp == "CANCEL_OLDEST" else "ann"  # CANCEL_OLDEST: the crossing lots are its own
+        _rest(engine, n, prefix="a", side="SELL", order_type="LIMIT", qty=1, price=lambda i: 1_100 + i % 100, owner=whose)
+        _rest(engine, 1, prefix="own", side="SELL", order_type="LIMIT", qty=1, price=1_200, owner="eve")
+        # more than all the crossing quantity, the setup's included: it cannot fill
+        fok = make_order_new("fok", "XYZ", "BUY", "LIMIT", n + 10_000, "eve", tif="FOK", price="12.00", smp=smp)
+        before = engine.books["XYZ"].depth(), len(engine.books["XYZ"])
+        frames, lines, peak = _work(engine, fok)
+        assert not [p for topic, p in frames if topic == messages.TOPIC_TRADE_EXECUTED]
+        assert (engine.books["XYZ"].depth(), len(engine.books["XYZ"])) == before, "a killed FOK leaves the book as it was"
+        costs.append((lines, peak))
+    # The pre-check's walk keeps a frontier of up to one small tuple per order it examined: in the
+    # small book the walk reaches the heap's leaves, in the large one it does not. Both examine
+    # at most the match limit, so the bound is in those entries, not in the book's size.
+    _grows(costs[0], costs[1], f"FOK {smp} behind 1e3 vs 1e5 crossing lots", peak_slack=128 * MAX_MATCHES_PER_ORDER)
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,11 @@ Method
 * Rows: a MARKET order into a large iceberg (the smallest peak the rules accept, and
   ``display_qty=1`` to show whether it is refused); a FOK with self-match prevention
   whose owner holds many pending stops; a 1-lot FOK against many ask levels; a FOK
-  that cannot fill against many levels (the exhaustive case); ``depth(20)`` over many
-  levels; the memory of one resting order (``resting_order_bytes``).
+  that cannot fill against many levels (the exhaustive case); a FOK behind many crossing
+  orders, then its own (with CANCEL_NEWEST it must be killed; with CANCEL_OLDEST the own
+  orders are what it walks); a MARKET order sweeping a deep book and a book of thin
+  icebergs (both end at the match limit); ``depth(20)`` over many levels; the memory of
+  one resting order (``resting_order_bytes``).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Any
 from ..book import OrderBook
 from ..measure import format_seconds, interpreter
 from ..model import TIF, Order, OrderRejected, OrderType, SelfMatch, Side
-from ..rules import min_display_qty
+from ..rules import MAX_MATCHES_PER_ORDER, min_display_qty
 
 __all__ = ["run", "resting_order_bytes", "REPEAT"]
 
@@ -167,7 +170,47 @@ def _fok_exhaustive_row(levels: int, repeat: int) -> str:
         return book.submit(_limit(f"f{i}", Side.BUY, 10 * levels, _MID + levels, "bob", tif=TIF.FOK))
 
     t = _time(op, repeat)
-    return f"FOK {10 * levels:,} lots crossing all {levels:,} ask levels (killed: too little): {_fmt_time(t)}"
+    return (f"FOK {10 * levels:,} lots crossing all {levels:,} ask levels (killed: needs more than "
+            f"{MAX_MATCHES_PER_ORDER:,} trades): {_fmt_time(t)}")
+
+
+def _fok_behind_crossing_row(n: int, smp: SelfMatch, repeat: int) -> str:
+    # CANCEL_NEWEST: n others' lots cross ahead of one of the FOK's owner; it needs all of them.
+    # CANCEL_OLDEST: the n crossing lots are the owner's own (matching would cancel them all).
+    book = OrderBook(_SYMBOL)
+    mine = smp is SelfMatch.CANCEL_OLDEST
+    for i in range(n):
+        book.submit(_limit(f"a{i}", Side.SELL, 1, _MID + i % 100, "x" if mine else "mm"))
+    book.submit(_limit("own", Side.SELL, 1, _MID + 100, "x"))
+
+    def op(i: int) -> object:
+        return book.submit(_limit(f"f{i}", Side.BUY, n + 1, _MID + 100, "x", tif=TIF.FOK, smp=smp))
+
+    t = _time(op, repeat)
+    assert len(book) == n + 1, "the killed FOK must leave the book as it was"
+    whose = "its owner's own" if mine else "others'"
+    return f"FOK {n + 1:,} lots, smp {smp.value}, behind {n:,} crossing lots ({whose}) (killed): {_fmt_time(t)}"
+
+
+def _sweep_row(n: int, display: int | None) -> str:
+    book = OrderBook(_SYMBOL)
+    qty = 1 if display is None else 100 * display
+    for i in range(n):
+        book.submit(_limit(f"a{i}", Side.SELL, qty, _MID + i % 100, "mm", display_qty=display))
+    market = Order("m", _SYMBOL, Side.BUY, OrderType.MARKET, TIF.IOC, _SWEEP_QTY, None, owner="bob")
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        trades = book.submit(market)
+        elapsed = time.perf_counter() - t0
+    finally:
+        gc.enable()
+    what = f"{n:,} one-lot asks" if display is None else f"{n:,} icebergs of {qty:,} showing {display}"
+    return (f"MARKET {_SWEEP_QTY:,} into {what}: {format_seconds(elapsed)}, {len(trades):,} trades "
+            f"(match limit {MAX_MATCHES_PER_ORDER:,}), rest {market.status.value}")
+
+
+_SWEEP_QTY = 10**8
 
 
 def _depth_row(levels: int, repeat: int) -> str:
@@ -191,6 +234,10 @@ def run(*, quick: bool = False) -> int:
     print(_fok_smp_row(levels, repeat))
     print(_fok_one_lot_row(levels, repeat))
     print(_fok_exhaustive_row(levels, repeat))
+    for smp in (SelfMatch.CANCEL_NEWEST, SelfMatch.CANCEL_OLDEST):
+        print(_fok_behind_crossing_row(levels, smp, repeat))
+    print(_sweep_row(levels, None))
+    print(_sweep_row(levels // 10, 1))
     print(_depth_row(levels, repeat))
     print(f"one resting order: {resting_order_bytes(20_000 // scale):,.0f} B traced (Order included), "
           f"{levels // 1000}k-level books above")
