@@ -41,6 +41,11 @@ Indexes, kept in step with every mutation (``check_invariants`` recomputes them 
   (``depth`` shows the first two; the FOK check adds the last two). Keeping the hidden
   part rather than the total means an ordinary order, which hides nothing, never
   touches the third slot: a fill updates one number instead of two.
+* ``_bid_prices`` / ``_ask_prices``: heaps of ``-price`` / ``price``, one entry pushed
+  when a level is created. Every level's price is in its heap; an entry whose level is
+  gone (or a second entry of a re-created level) is stale and is skipped when met.
+  ``depth(k)`` walks these in priority order. A side holding more than twice its
+  levels (plus ``COMPACT_SLACK``) is rebuilt from the level index when a level is made.
 * ``_owners``: owner -> set of live order ids (``cancel_owner``). The FOK pre-check does
   not use it: it walks the crossed orders themselves (``_fok_can_fill``), so what an
   owner holds elsewhere (thousands of pending stops, say) costs a FOK nothing.
@@ -58,7 +63,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Iterator
-from heapq import heapify, heappop, heappush, nlargest, nsmallest
+from heapq import heapify, heappop, heappush
 from operator import attrgetter
 
 from .model import (
@@ -265,6 +270,8 @@ class OrderBook:
         self._live: dict[int, Order] = {}  # key -> its order; a key not here is dead
         self._bid_levels: dict[int, list[int]] = {}
         self._ask_levels: dict[int, list[int]] = {}
+        self._bid_prices: list[int] = []  # -price of each bid level (and stale entries)
+        self._ask_prices: list[int] = []  # price of each ask level (and stale entries)
         # A defaultdict: filing an order is one subscript, with no "first order of this
         # owner?" test; readers use .get() so they never create empty sets.
         self._owners: defaultdict[str, set[str]] = defaultdict(set)
@@ -510,6 +517,11 @@ class OrderBook:
                 vis = order.visible_qty
                 if lv is None:
                     own_levels[price] = [1, vis, remaining - vis]
+                    # The new level's price goes on its side's price heap (``depth``).
+                    prices = self._bid_prices if is_buy else self._ask_prices
+                    heappush(prices, -price if is_buy else price)
+                    if len(prices) > 2 * len(own_levels) + COMPACT_SLACK:
+                        self._rebuild_prices(is_buy)
                 else:
                     lv[0] += 1
                     lv[1] += vis
@@ -634,11 +646,11 @@ class OrderBook:
 
         ``levels`` keeps the first N of each side. Hidden iceberg quantity is not shown.
         Counts and quantities come from the level index. All levels: O(L log L) for L
-        price levels (a sort). The first N: the best prices are found by walking each
-        side's heap in priority order (``_best_prices``), O(m log m) for the m heap
-        entries at those prices, so ``depth(20)`` does not sort a 100k-level book; when
-        the walk meets more than ``16 * N + 64`` entries (many orders or dead keys at
-        the top) it takes the N best of the level index instead, O(L log N).
+        price levels (a sort). The first N: each side's price heap is walked in priority
+        order (``_best_prices``), O(N log N) however many orders or levels the book holds;
+        stale entries met on the way cost a step each, and more than ``N + COMPACT_SLACK``
+        of them rebuild that side's price heap (O(L), paid for by the level removals
+        that left them), after which the walk meets none.
 
         >>> from edumatcher.model import Order, Side, OrderType, TIF
         >>> book = OrderBook("XYZ")
@@ -656,32 +668,44 @@ class OrderBook:
             bid_prices = sorted(bl, reverse=True)
             ask_prices = sorted(al)
         else:
-            bid_prices = self._best_prices(self._bids, bl, levels, is_bid=True)
-            ask_prices = self._best_prices(self._asks, al, levels, is_bid=False)
+            bid_prices = self._best_prices(levels, is_bid=True)
+            ask_prices = self._best_prices(levels, is_bid=False)
         return (
             [(p, bl[p][0], bl[p][1]) for p in bid_prices],
             [(p, al[p][0], al[p][1]) for p in ask_prices],
         )
 
-    def _best_prices(self, heap: list[int], index: dict[int, list[int]], n: int, *, is_bid: bool) -> list[int]:
-        """The ``n`` best prices of one side, best first (see ``depth``). O(m log m), or O(L log n)."""
+    def _best_prices(self, n: int, *, is_bid: bool) -> list[int]:
+        """The ``n`` best prices of one side, best first (see ``depth``). O(n log n) plus stale entries met."""
+        index = self._bid_levels if is_bid else self._ask_levels
         if n == 0:
             return []
         if n >= len(index):
             return sorted(index, reverse=is_bid)
+        heap = self._bid_prices if is_bid else self._ask_prices
         prices: list[int] = []
-        live = self._live
-        budget = 16 * n + 64
-        for key in _in_priority_order(heap, _NO_LIMIT_KEY):
-            budget -= 1
-            if budget < 0:  # crowded top: the level index answers in one pass instead
-                return nlargest(n, index) if is_bid else nsmallest(n, index)
-            o = live.get(key)
-            if o is not None and (not prices or prices[-1] != o.price):
-                prices.append(o.price)
+        stale_allowed = n + COMPACT_SLACK
+        for k0 in _in_priority_order(heap, _NO_LIMIT):
+            price = -k0 if is_bid else k0
+            if price in index and (not prices or prices[-1] != price):
+                prices.append(price)
                 if len(prices) == n:
-                    break
+                    return prices
+                continue
+            stale_allowed -= 1  # a removed level, or a re-created level's older entry
+            if stale_allowed < 0:
+                self._rebuild_prices(is_bid)
+                return self._best_prices(n, is_bid=is_bid)  # no stale entries left: no second rebuild
         return prices
+
+    def _rebuild_prices(self, is_bid: bool) -> None:
+        """Rebuild one side's price heap from its level index, dropping stale entries. O(L)."""
+        if is_bid:
+            heap, keys = self._bid_prices, [-p for p in self._bid_levels]
+        else:
+            heap, keys = self._ask_prices, list(self._ask_levels)
+        heap[:] = keys
+        heapify(heap)
 
     def get(self, order_id: str) -> Order | None:
         """The live order (resting or pending stop) with this id, or None. O(1).
@@ -1012,6 +1036,11 @@ class OrderBook:
         assert dead == self._dead, f"_dead is {self._dead} but the heaps hold {dead} dead keys"
         assert levels["bids"] == self._bid_levels, f"bid levels {self._bid_levels} != recomputed {levels['bids']}"
         assert levels["asks"] == self._ask_levels, f"ask levels {self._ask_levels} != recomputed {levels['asks']}"
+        for name, heap, index, sign in (("bid", self._bid_prices, self._bid_levels, -1),
+                                        ("ask", self._ask_prices, self._ask_levels, 1)):
+            assert all(heap[(i - 1) // 2] <= heap[i] for i in range(1, len(heap))), f"{name} price heap breaks heap order"
+            missing = set(index) - {sign * k0 for k0 in heap}
+            assert not missing, f"{name} levels {sorted(missing)} are not in the {name} price heap"
         assert owners == dict(self._owners), f"owner index {dict(self._owners)} != recomputed {owners}"
         total = self.heap_entries()
         bound = self._compact_factor * len(self._entries) + self._compact_slack

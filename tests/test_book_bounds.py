@@ -330,14 +330,34 @@ def test_depth_of_20_examines_about_20_entries_on_a_deep_book(examined: list[int
     assert len(examined) == 40 and book._bid_levels.passes == book._ask_levels.passes == 0
 
 
-def test_depth_falls_back_to_the_level_index_when_the_top_is_crowded(examined: list[int]) -> None:
+def test_depth_walks_prices_not_orders_when_the_top_is_crowded(examined: list[int]) -> None:
     book = OrderBook(SYM)
-    for i in range(2_000):  # 2,000 orders at one price: the walk would meet them all
+    for i in range(2_000):  # 2,000 orders at one price: a walk of the order heap would meet them all
         book.submit(limit(f"a{i}", Side.SELL, 1, MID))
-    book.submit(limit("far", Side.SELL, 1, MID + 1))
-    book.submit(limit("farther", Side.SELL, 1, MID + 2))
+    for i in range(1, 3_000):
+        book.submit(limit(f"far{i}", Side.SELL, 1, MID + i))
+    book._ask_levels = CountingDict(book._ask_levels)
     assert book.depth(2) == ([], [(MID, 2_000, 2_000), (MID + 1, 1, 1)])
-    assert len(examined) <= 16 * 2 + 64 + 1
+    assert len(examined) == 2 and book._ask_levels.passes == 0
+
+
+def test_stale_price_entries_cost_a_bounded_walk_and_are_rebuilt_away(examined: list[int]) -> None:
+    rng = random.Random(5)
+    book = OrderBook(SYM)
+    for i in range(400):
+        book.submit(limit(f"keep{i}", Side.SELL, 1, MID + 1_000 + i))
+    for round_ in range(30):  # levels made and emptied at the top, again and again
+        ids = [f"t{round_}_{j}" for j in range(50)]
+        for j, oid in enumerate(ids):
+            book.submit(limit(oid, Side.SELL, 1, MID + rng.randint(0, 300)))
+        for oid in ids:
+            book.cancel(oid)
+        book.check_invariants()
+        examined.clear()
+        full = book.depth()[1]
+        assert book.depth(5)[1] == full[:5]
+        assert len(examined) <= 2 * (5 + 64) + 5 + 1, "at most one rebuild's worth of stale entries walked"
+        assert len(book._ask_prices) <= 2 * 450 + 64 + 1
 
 
 # ------------------------------------------------------------------ memory and the benchmark

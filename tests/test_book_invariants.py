@@ -139,6 +139,9 @@ CORRUPTIONS: list[tuple[str, Callable[[OrderBook], None]] | tuple[str, Callable[
     ("resting PARTIALLY_FILLED with nothing filled", _set("b1", status=OrderStatus.PARTIALLY_FILLED), "is PARTIALLY_FILLED with filled_qty 0"),
     ("resting NEW after a fill", _set("ice", status=OrderStatus.NEW), "is NEW with filled_qty 3"),
     ("trades but no last_price", lambda book: setattr(book, "last_price", None), "no last_price"),
+    # issue 15 follow-up: the price heaps depth(k) walks
+    ("a bid level missing from the price heap", lambda book: book._bid_prices.remove(-98), r"bid levels \[98\] are not"),
+    ("ask price heap out of order", lambda book: book._ask_prices.insert(0, 10**9), "ask price heap breaks heap order"),
     # caught before
     ("heap order broken", _swap_heap_top),
     ("a key that is not an int", lambda book: book._asks.append(1.5)),
