@@ -348,7 +348,7 @@ def test_stale_price_entries_cost_a_bounded_walk_and_are_rebuilt_away(examined: 
         book.submit(limit(f"keep{i}", Side.SELL, 1, MID + 1_000 + i))
     for round_ in range(30):  # levels made and emptied at the top, again and again
         ids = [f"t{round_}_{j}" for j in range(50)]
-        for j, oid in enumerate(ids):
+        for oid in ids:
             book.submit(limit(oid, Side.SELL, 1, MID + rng.randint(0, 300)))
         for oid in ids:
             book.cancel(oid)
