@@ -295,7 +295,9 @@ class OrderBook:
 
         Complexity: O(log n) to rest, O(log n) per trade, O(1) for stops that do not
         fire (only the tops of the stop heaps are looked at); amortised, because dead
-        entries met at the top of a heap are popped on the way.
+        entries met at the top of a heap are popped on the way. At most ``max_matches``
+        trades and self-match actions per order run (the match limit of ``rules.py``),
+        so O(max_matches log n) for the submitted order and for each stop it fires.
 
         >>> from edumatcher.model import Order, Side, OrderType, TIF
         >>> book = OrderBook("XYZ")

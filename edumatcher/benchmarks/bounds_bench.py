@@ -4,7 +4,8 @@ Three parts, each printing its own method line:
 
 * the book's rows (``book_bounds.run``): a MARKET order into a large iceberg, a FOK
   with self-match prevention whose owner holds many stops, FOKs against many
-  levels, ``depth(20)`` over many levels, the memory of one resting order;
+  levels and behind many crossing orders, MARKET orders sweeping a deep book (both
+  end at the match limit), ``depth(20)`` over many levels, the memory of one resting order;
 * published frames (``experiments.frame_memory``, in a fresh interpreter): ``len``,
   ``sys.getsizeof`` and ``tracemalloc`` for the same trade frames built as the codec
   returns them, right-sized, and by the stdlib ``json``, each filling a queue
