@@ -155,6 +155,19 @@ def test_a_flat_lms_download_keeps_one_student_per_prefix(tmp_path: Path) -> Non
     assert sub.student == "ann"
 
 
+def test_blackboard_usernames_with_underscores_stay_two_students(tmp_path: Path) -> None:
+    # Taking the last word before "_attempt" made ann_lee and bob_lee one student "lee": one grade went
+    # to the other, the other file listed as superseded.
+    names = ["HW_2_ann_lee_attempt_2026-11-30-12-00-00_02_exact_ticks.ipynb",
+             "HW_2_bob_lee_attempt_2026-11-30-12-05-00_02_exact_ticks.ipynb",
+             "HW_2_cy_attempt_2026-11-30-12-09-00_02_exact_ticks (1).ipynb"]
+    for name in names:
+        write(tmp_path / "downloads" / name)
+    submissions, _ = discover_submissions([tmp_path / "downloads"], EXERCISES)
+    assert sorted((s.student, s.path.name, s.superseded) for s in submissions) == [
+        ("ann_lee", names[0], ()), ("bob_lee", names[1], ()), ("cy", names[2], ())]
+
+
 # --- symbolic links -------------------------------------------------------------------------------
 
 @needs_symlinks

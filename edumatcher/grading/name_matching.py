@@ -22,12 +22,13 @@ unmatched, with a note naming both: guessing would grade the wrong notebook.
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
 
-__all__ = ["NameMatch", "match_exercise", "lms_student", "strip_copy_marks"]
+__all__ = ["NameMatch", "match_exercise", "lms_student", "blackboard_head", "blackboard_students", "strip_copy_marks"]
 
 # Each removes one copy mark from the end (or start) of a stem; group "n" is the copy number if any.
 _COPY_MARKS = [
@@ -89,7 +90,7 @@ def match_exercise(stem: str, exercises: Collection[str]) -> NameMatch:
     return NameMatch(None, copy_number=copy_number)
 
 
-def lms_student(stem: str) -> str | None:
+def lms_student(stem: str, blackboard: dict[str, str] | None = None) -> str | None:
     """The student an LMS export names in a file's prefix, or None (then the folder names the student).
 
     A flat download puts the whole class in one folder, so the prefix is the only identity:
@@ -98,9 +99,18 @@ def lms_student(stem: str) -> str | None:
     ('annlee', 'annlee')
     >>> lms_student("Ann Lee_12345_assignsubmission_file_02_exact_ticks")  # Moodle
     'Ann Lee'
-    >>> lms_student("HW 2_annlee_attempt_2026-11-30-12-00-00_02_exact_ticks"), lms_student("02_exact_ticks")
-    ('annlee', None)
+    >>> lms_student("HW 2_ann_lee_attempt_2026-11-30-12-00-00_02_exact_ticks"), lms_student("02_exact_ticks")
+    ('ann_lee', None)
+
+    A Blackboard name is ``ASSIGNMENT_USERNAME_attempt_...`` and both parts may hold
+    underscores; ``blackboard`` maps each ``ASSIGNMENT_USERNAME`` of the folder to its
+    username (``blackboard_students``). Without it, the first ``_`` ends the assignment.
     """
+    head = blackboard_head(stem)
+    if head is not None:
+        if blackboard and head in blackboard:
+            return blackboard[head]
+        return blackboard_students([head])[head]
     for pattern in _LMS_STUDENT:
         found = pattern.match(stem)
         if found:
@@ -110,9 +120,50 @@ def lms_student(stem: str) -> str | None:
 
 _LMS_STUDENT = [
     re.compile(r"^(?P<student>.+?)_\d+_assignsubmission_(?:file|onlinetext)_", re.IGNORECASE),  # Moodle
-    re.compile(r"^(?:.*_)?(?P<student>[^_]+)_attempt_\d{4}(?:-\d\d){5}(?:_|$)"),  # Blackboard
     re.compile(r"^(?:late_)?(?P<student>[^_]+?)_(?:late_)?\d+_\d+_", re.IGNORECASE),  # Canvas
 ]
+
+
+_BLACKBOARD = re.compile(r"^(?P<head>.+?)_attempt_\d{4}(?:-\d\d){5}(?:_|$)")
+
+
+def blackboard_head(stem: str) -> str | None:
+    """``ASSIGNMENT_USERNAME`` of a Blackboard download's file name, or None.
+
+    >>> blackboard_head("HW2_ann_lee_attempt_2026-11-30-12-00-00_02_exact_ticks"), blackboard_head("x_1_2_y")
+    ('HW2_ann_lee', None)
+    """
+    found = _BLACKBOARD.match(stem)
+    return found.group("head") if found else None
+
+
+def blackboard_students(heads: Collection[str]) -> dict[str, str]:
+    """Each ``ASSIGNMENT_USERNAME`` head of one download mapped to its username. Never merges two heads.
+
+    One download is one assignment, so every head starts with the same assignment name:
+    it is the longest prefix, ending at a ``_``, that all heads share. Usernames may hold
+    underscores (``ann_lee`` and ``bob_lee`` stay apart, where taking the last word
+    would make both ``lee``). Distinct heads keep distinct usernames, as removing one
+    shared prefix cannot make two strings equal. With a single head, the assignment name
+    is taken to end at the first ``_``. Two usernames sharing their first word as well
+    (``ann_lee``, ``ann_lim``) come out shortened (``lee``, ``lim``), still apart.
+
+    >>> blackboard_students(["HW2_ann_lee", "HW2_bob_lee", "HW2_cy"])
+    {'HW2_ann_lee': 'ann_lee', 'HW2_bob_lee': 'bob_lee', 'HW2_cy': 'cy'}
+    >>> blackboard_students(["Homework_2_dee"])
+    {'Homework_2_dee': '2_dee'}
+    """
+    distinct = sorted(set(heads))
+    if len(distinct) == 1:
+        head = distinct[0]
+        _, sep, user = head.partition("_")
+        return {head: user if sep and user else head}
+    shared = os.path.commonprefix(distinct)
+    cut = shared.rfind("_") + 1
+    names = {head: head[cut:] or head for head in distinct}
+    if len(set(names.values())) < len(names):  # cannot happen for distinct heads; never merge anyway
+        return {head: head for head in distinct}
+    return names
 
 
 def strip_copy_marks(stem: str) -> tuple[str, int]:

@@ -37,7 +37,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_
 
 from edumatcher.cli import CliError
 
-from .name_matching import lms_student, match_exercise
+from .name_matching import blackboard_head, blackboard_students, lms_student, match_exercise
 
 __all__ = [
     "Submission", "SubmissionUnreadable", "discover_submissions", "read_submission", "safe_name",
@@ -127,12 +127,15 @@ def _walk(folder: Path, student: str | None, root_student: str, found: dict[tupl
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError:
         return  # unreadable folder: nothing to grade in it (its files would have no row either way)
+    # A flat Blackboard download: usernames are found against the assignment name all files share.
+    heads = [] if student is not None else [blackboard_head(notebook_stem(e.name) or e.name) for e in entries]
+    blackboard = blackboard_students([head for head in heads if head is not None])
     for entry in entries:
         path = folder / entry.name
         who = student if student is not None else printable_name(entry.name)
         if entry.is_symlink():
             flat = notebook_stem(entry.name) or entry.name
-            owner = who if student is not None or _is_dir(path) else _flat_owner(flat, root_student)
+            owner = who if student is not None or _is_dir(path) else _flat_owner(flat, root_student, blackboard)
             _add_link(path, entry, owner, found, skipped)
         elif entry.is_dir(follow_symlinks=False):
             if entry.name not in _SKIPPED_FOLDERS and not entry.name.startswith("."):
@@ -142,15 +145,15 @@ def _walk(folder: Path, student: str | None, root_student: str, found: dict[tupl
             if stem is None or entry.name.startswith("._"):  # "._x.ipynb": macOS metadata, not a notebook
                 skipped.append(path)
                 continue
-            owner = student if student is not None else _flat_owner(stem, root_student)
+            owner = student if student is not None else _flat_owner(stem, root_student, blackboard)
             _remember(found, _Found(path, owner, stem, entry.name, False, _mtime(path, follow=False)))
         else:
             skipped.append(path)  # a pipe, socket or device: nothing to read (opening a pipe could block)
 
 
-def _flat_owner(stem: str, root_student: str) -> str:
+def _flat_owner(stem: str, root_student: str, blackboard: dict[str, str]) -> str:
     """Who a file directly in a folder argument belongs to: the LMS prefix's student, else the folder."""
-    named = lms_student(stem)
+    named = lms_student(stem, blackboard)
     return printable_name(named) if named else root_student
 
 
