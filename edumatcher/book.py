@@ -44,8 +44,9 @@ Indexes, kept in step with every mutation (``check_invariants`` recomputes them 
 * ``_bid_prices`` / ``_ask_prices``: heaps of ``-price`` / ``price``, one entry pushed
   when a level is created. Every level's price is in its heap; an entry whose level is
   gone (or a second entry of a re-created level) is stale and is skipped when met.
-  ``depth(k)`` walks these in priority order. A side holding more than twice its
-  levels (plus ``COMPACT_SLACK``) is rebuilt from the level index when a level is made.
+  ``depth(k)`` pops these in priority order (dropping stale entries for good) and
+  pushes back what it keeps. A side holding more than twice its levels (plus
+  ``COMPACT_SLACK``) is rebuilt from the level index when a level is made.
 * ``_owners``: owner -> set of live order ids (``cancel_owner``). The FOK pre-check does
   not use it: it walks the crossed orders themselves (``_fok_can_fill``), so what an
   owner holds elsewhere (thousands of pending stops, say) costs a FOK nothing.
@@ -116,39 +117,23 @@ _NO_LIMIT = MAX_PRICE
 _NO_LIMIT_KEY = _NO_LIMIT * SEQ_SPAN + _SEQ_MASK
 _ARRIVAL = attrgetter("arrival_seq")
 
-# Dead keys a FOK pre-check steps over, beyond its match limit, before it compacts the
-# heaps and walks again: a pre-check does not pop what it passes, so without this a
-# region of dead keys below a live top would be walked again by every FOK.
-_FOK_DEAD_SLACK = 64
 
 
-def _in_priority_order(heap: list[int], limit: int) -> Iterator[int]:
-    """The keys of ``heap`` that are ``<= limit``, smallest first, leaving the heap untouched.
+def _popped_up_to(heap: list[int], limit: int) -> Iterator[int]:
+    """Pop and yield the keys of ``heap`` that are ``<= limit``, smallest first, as the caller asks.
 
-    A best-first walk of the heap's tree: a frontier heap holds the children of the keys
-    yielded so far. O(m log m) for the m keys yielded (dead ones included), whatever the
-    heap's size; the caller stops it as soon as it knows enough.
+    The caller pushes back the keys it keeps and drops the dead or stale ones for good,
+    so each of those is walked once in its life, by whichever walk meets it first: a walk
+    costs O((m + d) log n) for m keys kept and d dropped, and the d are paid for by the
+    removals that left them. Keys are unique, so pushing a key back restores exactly the
+    order the heap gives, whatever shape the list takes.
 
-    >>> list(_in_priority_order([1, 4, 2, 9, 5, 3], 4))
-    [1, 2, 3, 4]
+    >>> heap = [1, 4, 2, 9, 5, 3]
+    >>> list(_popped_up_to(heap, 4)), sorted(heap)
+    ([1, 2, 3, 4], [5, 9])
     """
-    n = len(heap)
-    if not n or heap[0] > limit:
-        return
-    frontier = [(heap[0], 0)]
-    while frontier:
-        key, i = heappop(frontier)
-        yield key
-        child = 2 * i + 1
-        if child < n:
-            k = heap[child]
-            if k <= limit:
-                heappush(frontier, (k, child))
-            child += 1
-            if child < n:
-                k = heap[child]
-                if k <= limit:
-                    heappush(frontier, (k, child))
+    while heap and heap[0] <= limit:
+        yield heappop(heap)
 
 
 def _take_refreshed_peaks(queue: list[list[int]], left: int, steps: int) -> tuple[int, int]:
@@ -648,11 +633,10 @@ class OrderBook:
 
         ``levels`` keeps the first N of each side. Hidden iceberg quantity is not shown.
         Counts and quantities come from the level index. All levels: O(L log L) for L
-        price levels (a sort). The first N: each side's price heap is walked in priority
-        order (``_best_prices``), O(N log N) however many orders or levels the book holds;
-        stale entries met on the way cost a step each, and more than ``N + COMPACT_SLACK``
-        of them rebuild that side's price heap (O(L), paid for by the level removals
-        that left them), after which the walk meets none.
+        price levels (a sort). The first N: each side's price heap is popped in priority
+        order and the N prices pushed back (``_best_prices``), O(N log L) however many
+        orders the book holds; a stale entry met on the way is dropped for good, so each
+        costs one pop in its life, paid for by the level removal that left it.
 
         >>> from edumatcher.model import Order, Side, OrderType, TIF
         >>> book = OrderBook("XYZ")
@@ -678,27 +662,29 @@ class OrderBook:
         )
 
     def _best_prices(self, n: int, *, is_bid: bool) -> list[int]:
-        """The ``n`` best prices of one side, best first (see ``depth``). O(n log n) plus stale entries met."""
+        """The ``n`` best prices of one side, best first (see ``depth``). O(n log L) amortised.
+
+        Pops the side's price heap until it has ``n`` prices with a level, drops the stale
+        entries it pops (a removed level, a re-created level's second entry), and pushes
+        the ``n`` back.
+        """
         index = self._bid_levels if is_bid else self._ask_levels
         if n == 0:
             return []
         if n >= len(index):
             return sorted(index, reverse=is_bid)
         heap = self._bid_prices if is_bid else self._ask_prices
-        prices: list[int] = []
-        stale_allowed = n + COMPACT_SLACK
-        for k0 in _in_priority_order(heap, _NO_LIMIT):
-            price = -k0 if is_bid else k0
-            if price in index and (not prices or prices[-1] != price):
-                prices.append(price)
-                if len(prices) == n:
-                    return prices
-                continue
-            stale_allowed -= 1  # a removed level, or a re-created level's older entry
-            if stale_allowed < 0:
-                self._rebuild_prices(is_bid)
-                return self._best_prices(n, is_bid=is_bid)  # no stale entries left: no second rebuild
-        return prices
+        kept: list[int] = []
+        try:
+            for k0 in _popped_up_to(heap, _NO_LIMIT):
+                if (-k0 if is_bid else k0) in index and (not kept or kept[-1] != k0):
+                    kept.append(k0)
+                    if len(kept) == n:
+                        break
+        finally:
+            for k0 in kept:
+                heappush(heap, k0)
+        return [-k0 for k0 in kept] if is_bid else kept
 
     def _rebuild_prices(self, is_bid: bool) -> None:
         """Rebuild one side's price heap from its level index, dropping stale entries. O(L)."""
@@ -767,25 +753,17 @@ class OrderBook:
         return key
 
     def _fok_can_fill(self, order: Order, is_buy: bool, bound: int) -> bool:
-        """Can ``order`` (a FOK) fill completely right now, as ``rules.py`` says? No change to the book.
+        """Can ``order`` (a FOK) fill completely right now, as ``rules.py`` says? No change to what the book holds.
 
         Plays the matching forward on numbers only: the crossed orders come in priority
-        order from ``_in_priority_order``, each live one is a step, and the peaks that
-        icebergs refresh at the back of a level come round once that level's orders are
-        done, as they would in matching. It stops as soon as it knows, and at the match
-        limit: O(m log m) for m <= ``max_matches`` live orders examined plus the dead keys
-        among them, never every level or everything the owner holds. When it meets more
-        than ``max_matches + _FOK_DEAD_SLACK`` dead keys it compacts the heaps (paid for
-        by the cancels that made them) and walks again.
+        order (``_popped_up_to``: live keys are pushed back afterwards, dead ones dropped
+        for good, as matching would drop them), each live one is a step, and the peaks
+        that icebergs refresh at the back of a level come round once that level's orders
+        are done, as they would in matching. It stops as soon as it knows, and at the
+        match limit: O((m + d) log n) for m <= ``max_matches`` live orders examined and d
+        dead keys dropped (each dead key once in its life, paid for by its cancel), never
+        every level or everything the owner holds.
         """
-        verdict = self._fok_walk(order, is_buy, bound)
-        if verdict is None:
-            self._compact()
-            verdict = self._fok_walk(order, is_buy, bound)
-        return bool(verdict)
-
-    def _fok_walk(self, order: Order, is_buy: bool, bound: int) -> bool | None:
-        """``_fok_can_fill``'s walk; None when it met too many dead keys to go on. O(m log m)."""
         left = order.remaining_qty
         steps = self.max_matches
         smp = order.smp
@@ -795,42 +773,45 @@ class OrderBook:
         skip_own = smp is _CANCEL_OLDEST
         owner = order.owner
         live = self._live
-        dead_allowed = steps + _FOK_DEAD_SLACK
         refreshed: list[list[int]] = []  # [hidden remaining, display_qty] of this level's icebergs
         level = None
         heap = self._asks if is_buy else self._bids
-        for key in _in_priority_order(heap, bound * SEQ_SPAN + _SEQ_MASK):
-            o = live.get(key)
-            if o is None:
-                dead_allowed -= 1
-                if dead_allowed < 0:
-                    return None
-                continue
-            if o.price != level:
-                if refreshed:  # the level is done: its refreshed peaks are taken in turn
-                    left, steps = _take_refreshed_peaks(refreshed, left, steps)
-                    if left <= 0:
-                        return True
-                    if steps <= 0:
-                        return False
-                level = o.price
-            if not steps:
-                return False  # one more step needed, none left
-            steps -= 1
-            if smp_on and o.owner == owner:
-                if skip_own:
+        kept: list[int] = []
+        try:
+            for key in _popped_up_to(heap, bound * SEQ_SPAN + _SEQ_MASK):
+                o = live.get(key)
+                if o is None:
+                    self._dead -= 1  # dropped, as matching's own walk would drop it
                     continue
-                return False  # matching would meet its own order before filling
-            vis = o.visible_qty
-            if left <= vis:
-                return True
-            left -= vis
-            hidden = o.remaining_qty - vis
-            if hidden:
-                refreshed.append([hidden, o.display_qty])
-        if refreshed:
-            left, steps = _take_refreshed_peaks(refreshed, left, steps)
-        return left <= 0
+                kept.append(key)
+                if o.price != level:
+                    if refreshed:  # the level is done: its refreshed peaks are taken in turn
+                        left, steps = _take_refreshed_peaks(refreshed, left, steps)
+                        if left <= 0:
+                            return True
+                        if steps <= 0:
+                            return False
+                    level = o.price
+                if not steps:
+                    return False  # one more step needed, none left
+                steps -= 1
+                if smp_on and o.owner == owner:
+                    if skip_own:
+                        continue
+                    return False  # matching would meet its own order before filling
+                vis = o.visible_qty
+                if left <= vis:
+                    return True
+                left -= vis
+                hidden = o.remaining_qty - vis
+                if hidden:
+                    refreshed.append([hidden, o.display_qty])
+            if refreshed:
+                left, steps = _take_refreshed_peaks(refreshed, left, steps)
+            return left <= 0
+        finally:
+            for key in kept:
+                heappush(heap, key)
 
     def _file_or_fire_stop(self, order: Order, events: list[Event]) -> bool:
         """Fire a new stop at once if ``last_price`` allows (return True), else file it PENDING. O(log n)."""

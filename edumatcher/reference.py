@@ -94,6 +94,8 @@ class NaiveBook:
 
     def __init__(self, symbol: str, last_price: int | None = None, *, max_matches: int = MAX_MATCHES_PER_ORDER) -> None:
         self.symbol = symbol
+        if type(max_matches) is not int or max_matches < 1:
+            raise ValueError(f"max_matches must be an int >= 1, not {max_matches!r}")
         self.max_matches = max_matches  # the match limit of rules.py
         self.last_price = last_price
         self.events: list[Event] = []
