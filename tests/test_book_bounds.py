@@ -419,5 +419,7 @@ def test_the_bounds_benchmark_runs_and_prints_every_row(capsys: pytest.CaptureFi
     out = capsys.readouterr().out
     with capsys.disabled():
         print("\n" + out)
-    for row in ("refused on entry", "into iceberg display_qty 100", "pending stops", "FOK 1 lot", "depth(20)", "one resting order"):
+    for row in ("refused on entry", "into iceberg display_qty 100", "pending stops", "FOK 1 lot", "depth(20)", "one resting order",
+                "quoted from issue 15", "match limit off", "10,000 one-lot asks (match limit 1,000): "):
         assert row in out
+    assert "1,000 trades, rest CANCELLED" in out and "10,000 trades, rest CANCELLED" in out
