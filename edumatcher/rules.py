@@ -93,21 +93,23 @@ Icebergs
 Bounded work per message
 ------------------------
 One order's matching is at most ``MAX_MATCHES_PER_ORDER`` steps of O(log n) each (the
-match limit above), and its FOK pre-check walks at most as many live orders, so a
-message costs O(MAX_MATCHES_PER_ORDER * log n) per order it runs: the submitted one
-and each stop it fires, and each stop fires once, having taken a message of its own
-to place. Without the limit, one MARKET order against a deep book met every resting
+match limit above), and its FOK pre-check walks at most as many live orders (the
+dead keys it meets are dropped for good, each once in its life, paid for by its
+cancel), so a message costs O(MAX_MATCHES_PER_ORDER * log n), amortised, per order
+it runs: the submitted one and each stop it fires, and each stop fires once, having
+taken a message of its own to place. Without the limit, one MARKET order against a deep book met every resting
 order in one message: ten thousand legal icebergs could make it print a million
 trades, and a FOK that could not fill walked them all before being killed, again and
 again. With it, an order that meets more cancels its remainder, as an IOC does.
 
 Icebergs are bounded as well: every fill of an incoming order but its last either
 ends a resting order or takes a whole iceberg peak, and an iceberg has at most
-``ICEBERG_MAX_PEAKS`` peaks (the ``min_display_qty`` rule above), so a resting
-iceberg gives at most that many trades in all, whoever takes them. Without that
-rule, one iceberg of ``MAX_QTY`` with ``display_qty=1`` held ``MAX_QTY`` peaks.
+``ICEBERG_MAX_PEAKS`` peaks (the ``min_display_qty`` rule above), so one incoming
+order prints at most ``ICEBERG_MAX_PEAKS`` trades per resting iceberg it meets.
+Without that rule, one iceberg of ``MAX_QTY`` with ``display_qty=1`` let one MARKET
+order print ``MAX_QTY`` trades.
 
-Both rules are modelled on venue practice, not copied from one venue: Xetra and
+The peak rule is modelled on venue practice, not copied from one venue: Xetra and
 Eurex (T7) and the Prague exchange set a minimum peak size (and a minimum total)
 per instrument; here the minimum is a share of the total, so a single number bounds
 the peaks of every iceberg. The peak rule refuses on entry, with the book

@@ -103,6 +103,18 @@ def resting_order_bytes(n: int = 20_000, *, levels: int = 100) -> float:
     return (after - before) / n + with_orders
 
 
+def _submit_timed_once(book: OrderBook, order: Order) -> tuple[list[Any], float]:
+    """Submit ``order`` once with the collector off; its trades and the seconds it took (for changes not repeatable)."""
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        trades = book.submit(order)
+        elapsed = time.perf_counter() - t0
+    finally:
+        gc.enable()
+    return trades, elapsed
+
+
 def _iceberg_row(qty: int, display: int) -> str:
     book = OrderBook(_SYMBOL)
     try:
@@ -110,13 +122,7 @@ def _iceberg_row(qty: int, display: int) -> str:
     except OrderRejected as exc:
         return f"iceberg qty {qty:,} display_qty {display:,}: refused on entry ({exc.code.value}: {exc.message})"
     market = Order("m", _SYMBOL, Side.BUY, OrderType.MARKET, TIF.IOC, qty, None, owner="bob")
-    gc.disable()
-    try:
-        t0 = time.perf_counter()
-        trades = book.submit(market)
-        elapsed = time.perf_counter() - t0
-    finally:
-        gc.enable()
+    trades, elapsed = _submit_timed_once(book, market)
     n_trades = len(trades)
     del trades, book
     book = OrderBook(_SYMBOL)
@@ -205,13 +211,7 @@ def _sweep_row(n: int, display: int | None, max_matches: int = MAX_MATCHES_PER_O
     for i in range(n):
         book.submit(_limit(f"a{i}", Side.SELL, qty, _MID + i % 100, "mm", display_qty=display))
     market = Order("m", _SYMBOL, Side.BUY, OrderType.MARKET, TIF.IOC, _SWEEP_QTY, None, owner="bob")
-    gc.disable()
-    try:
-        t0 = time.perf_counter()
-        trades = book.submit(market)
-        elapsed = time.perf_counter() - t0
-    finally:
-        gc.enable()
+    trades, elapsed = _submit_timed_once(book, market)
     what = f"{n:,} one-lot asks" if display is None else f"{n:,} icebergs of {qty:,} showing {display}"
     return (f"MARKET {_SWEEP_QTY:,} into {what} ({_limit_label(max_matches)}): {format_seconds(elapsed)}, "
             f"{len(trades):,} trades, rest {market.status.value}")
