@@ -27,7 +27,6 @@ import gc
 import statistics
 import sys
 import time
-import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +34,7 @@ from ..book import OrderBook
 from ..measure import format_seconds, interpreter
 from ..model import TIF, Order, OrderRejected, OrderType, SelfMatch, Side
 from ..rules import MAX_MATCHES_PER_ORDER, min_display_qty
+from ..traced_memory import bytes_kept, peak_bytes
 
 __all__ = ["run", "resting_order_bytes", "REPEAT"]
 
@@ -65,15 +65,7 @@ def _time(op: Callable[[int], object], repeat: int) -> tuple[float, float, float
 
 def _traced_growth(op: Callable[[], object]) -> tuple[int, object]:
     """Peak traced bytes above the start while ``op()`` runs, and what it returned."""
-    tracemalloc.start()
-    try:
-        start = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        result = op()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return peak - start, result
+    return peak_bytes(op)
 
 
 def _fmt_time(t: tuple[float, float, float]) -> str:
@@ -92,15 +84,13 @@ def resting_order_bytes(n: int = 20_000, *, levels: int = 100) -> float:
     orders = [_limit(f"o{i}", Side.BUY, 10, 1_000 + i % levels, f"owner{i}") for i in range(n)]
     with_orders = sum(sys.getsizeof(o) for o in orders[:100]) / 100  # the Order the book keeps alive
     book = OrderBook(_SYMBOL)
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
+
+    def rest_all() -> None:
         for o in orders:
             book.submit(o)
-        after = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    return (after - before) / n + with_orders
+
+    added, _ = bytes_kept(rest_all)
+    return added / n + with_orders
 
 
 def _submit_timed_once(book: OrderBook, order: Order) -> tuple[list[Any], float]:

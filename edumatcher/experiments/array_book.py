@@ -27,14 +27,13 @@ which is why arrays of machine numbers are not faster from Python code.
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from ..comparison import Comparison, compare_interleaved
 from ..measure import Measurement
+from ..traced_memory import bytes_kept
 
 __all__ = [
     "TickColumns", "dict_levels", "READ_LOOP", "AccessCosts", "scalar_access_costs", "LevelMemory", "level_memory",
@@ -227,21 +226,9 @@ class LevelMemory:
         return self.array_bytes_per_tick / per_level if per_level else float("inf")
 
 
-def _held(build: object) -> int:
+def _held(build: Callable[[], object]) -> int:
     """Bytes still allocated after calling ``build()`` (tracemalloc), keeping its result alive while counting."""
-    gc.collect()
-    started_here = not tracemalloc.is_tracing()
-    if started_here:
-        tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        kept = build()  # type: ignore[operator]
-        held = tracemalloc.get_traced_memory()[0] - before
-        del kept
-    finally:
-        if started_here:
-            tracemalloc.stop()
-    return held
+    return bytes_kept(build)[0]
 
 
 def level_memory(price_range: int, orders: int, *, spread: int | None = None, seed: int = 1) -> LevelMemory:

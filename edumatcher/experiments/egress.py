@@ -28,13 +28,13 @@ from __future__ import annotations
 import gc
 import random
 import struct
-import tracemalloc
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..bounded_queue import ByteBoundedQueue, held_bytes
+from ..traced_memory import bytes_kept, peak_bytes
 
 SLOT_BYTES: int = struct.calcsize("P")
 """What a deque keeps per entry: one pointer (its blocks' links add a fraction of a byte, not counted)."""
@@ -183,17 +183,7 @@ def drive_overload(queue: EntryBoundedQueue | ByteBoundedQueue[bytes], sizes: li
 
 def _traced_peak(run: Callable[[], None]) -> int:
     """Peak bytes allocated (tracemalloc) while ``run()`` ran, counted from its start."""
-    started_here = not tracemalloc.is_tracing()
-    if started_here:
-        tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        before = tracemalloc.get_traced_memory()[0]
-        run()
-        return tracemalloc.get_traced_memory()[1] - before
-    finally:
-        if started_here:
-            tracemalloc.stop()
+    return peak_bytes(run)[0]
 
 
 def simulate(*, ticks: int = 200, produce: int = 60, consume: int = 40, max_payload: int = 16_384,
@@ -298,17 +288,7 @@ def engine_frame_queue(frames: int = 200_000, max_bytes: int = 10_000_000) -> di
             queue.put((TOPIC_TRADE_EXECUTED, build("XYZ", i + 1, "100.25", 3, f"buy-{i:012d}", f"sell-{i:012d}",
                                                    "buyer-01", "seller-01", "BUY", 1_700_000_000_000_000_000 + i)))
 
-    gc.collect()
-    started_here = not tracemalloc.is_tracing()
-    if started_here:
-        tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        fill()
-        traced = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        if started_here:
-            tracemalloc.stop()
+    traced, _ = bytes_kept(fill)
     return {"frames_offered": frames, "items": len(queue), "counted": queue.bytes, "traced": traced,
             "len_bytes": sum(len(payload) for _, payload in queue), "right_sized": RIGHT_SIZED,
             "max_bytes": max_bytes}
