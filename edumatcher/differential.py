@@ -58,8 +58,10 @@ class Book(Protocol):
     events: list[tuple[str, Any]]
 
     def submit(self, order: Order, *, now_ns: int = 0) -> list[Trade]: ...
-    def cancel(self, order_id: str) -> bool: ...
-    def cancel_owner(self, owner: str) -> list[str]: ...
+    def cancel(self, order_id: str, *, now_ns: int = 0) -> bool: ...
+    def cancel_owner(self, owner: str, *, now_ns: int = 0) -> list[str]: ...
+    def maintain(self, *, now_ns: int = 0) -> bool: ...
+    def has_outstanding_work(self) -> bool: ...
     def best_bid(self) -> int | None: ...
     def best_ask(self) -> int | None: ...
     def depth(self, levels: int | None = None) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]: ...
@@ -100,7 +102,8 @@ class Case:
     """One generated run: a book's starting ``last_price`` and its operations.
 
     An operation is a dict, one of ``{"op": "submit", "order": {...}, "now_ns": int}``,
-    ``{"op": "cancel", "id": ...}`` or ``{"op": "cancel_owner", "owner": ...}``.
+    ``{"op": "cancel", "id": ...}``, ``{"op": "cancel_owner", "owner": ...}`` or
+    ``{"op": "maintain"}`` (the last three may carry a ``now_ns`` too).
     """
 
     seed: int
@@ -176,12 +179,15 @@ def _order_dict(rng: random.Random, oid: str, prices: PriceDistribution) -> dict
     return d
 
 
-def generate_case(seed: int, ops: int, prices: str | PriceDistribution = "ladder") -> Case:
+def generate_case(seed: int, ops: int, prices: str | PriceDistribution = "ladder", *, maintain: float = 0.0) -> Case:
     """A reproducible random ``Case`` of ``ops`` operations. O(ops).
 
     About 80% submits (every order type, TIF, icebergs, stops, self-match modes; one
     in 20 has a defect and one in 25 reuses a recent id, live or not), 16% cancels
-    (mostly of recent ids, some unknown), 4% cancels of a whole owner.
+    (mostly of recent ids, some unknown), 4% cancels of a whole owner. With
+    ``maintain`` > 0, that share of the operations are ``maintain()`` calls instead
+    (the run loop's maintenance between messages, for books with a work budget); at 0
+    the cases are the ones this function always made.
 
     >>> case = generate_case(1, 5)
     >>> len(case.ops), case.ops == generate_case(1, 5).ops
@@ -193,6 +199,9 @@ def generate_case(seed: int, ops: int, prices: str | PriceDistribution = "ladder
     ids: list[str] = []
     out: list[dict[str, Any]] = []
     for i in range(ops):
+        if maintain and rng.random() < maintain:
+            out.append({"op": "maintain", "now_ns": 1_000 * (i + 1)})
+            continue
         roll = rng.random()
         if roll < 0.80:
             if ids and rng.random() < 0.04:
@@ -278,10 +287,13 @@ class _Mismatch(Exception):
 def _call(book: Book, op: dict[str, Any]) -> tuple[Any, Order | None]:
     """Apply ``op``; return (what it returned, as comparable data; the order copy it built, if any)."""
     kind = op["op"]
+    now_ns = op.get("now_ns", 0)
     if kind == "cancel":
-        return ("cancel", book.cancel(op["id"])), None
+        return ("cancel", book.cancel(op["id"], now_ns=now_ns)), None
     if kind == "cancel_owner":
-        return ("cancel_owner", book.cancel_owner(op["owner"])), None
+        return ("cancel_owner", book.cancel_owner(op["owner"], now_ns=now_ns)), None
+    if kind == "maintain":
+        return ("maintain", book.maintain(now_ns=now_ns)), None
     try:
         order = Order.from_dict(op["order"])
     except OrderRejected as exc:  # never reached the book
@@ -323,6 +335,7 @@ def _compare_books(ref: Book, test: Book, copies: _Copies) -> None:
     _same("best_ask()", ref.best_ask(), test.best_ask())
     _same("last_price", ref.last_price, test.last_price)
     _same("len(book)", len(ref), len(test))
+    _same("has_outstanding_work()", ref.has_outstanding_work(), test.has_outstanding_work())
     # Every field of every order ever built, rejected ones included (a refusal changes nothing).
     # One C-level list comparison first; the slow search for the culprit only on a difference.
     if list(map(_ORDER_STATE, copies.ref)) != list(map(_ORDER_STATE, copies.test)):
@@ -353,10 +366,11 @@ def compare_case(case: Case, make_book: BookFactory, make_reference: BookFactory
             if ref_order is not None and test_order is not None:
                 copies.add(ref_order, test_order, accepted=ref_out[0] == "trades")
             _compare_books(ref, test, copies)
-            try:
-                test.check_invariants()
-            except AssertionError as exc:
-                raise _Mismatch("check_invariants() of the tested book", "passes", str(exc)) from exc
+            for who, book in (("tested book", test), ("reference", ref)):
+                try:
+                    book.check_invariants()
+                except AssertionError as exc:
+                    raise _Mismatch(f"check_invariants() of the {who}", "passes", str(exc)) from exc
         except _Mismatch as m:
             return Divergence(case.seed, i, op, m.what, m.reference, m.tested, case)
     return None
@@ -370,6 +384,7 @@ def run_differential(
     ops_per_seed: int,
     prices: str | PriceDistribution = "ladder",
     stop_at_first: bool = True,
+    maintain: float = 0.0,
 ) -> DifferentialResult:
     """Run one generated ``Case`` per seed through both books; collect the divergences.
 
@@ -377,13 +392,14 @@ def run_differential(
     classes themselves do). ``prices`` names a ``PRICE_DISTRIBUTIONS`` entry or is a
     ``PriceDistribution``. With ``stop_at_first`` (the default) the run ends at the first
     divergent seed; otherwise every seed runs and each reports its first divergence,
-    which is how chapter 09 counts how often a distribution catches a bug.
+    which is how chapter 09 counts how often a distribution catches a bug. ``maintain``
+    is passed to ``generate_case``.
     O(seeds * ops_per_seed * n) for books of n live orders.
     """
     name = prices if isinstance(prices, str) else prices.name
     result = DifferentialResult(prices=name)
     for seed in seeds:
-        case = generate_case(seed, ops_per_seed, prices)
+        case = generate_case(seed, ops_per_seed, prices, maintain=maintain)
         divergence = compare_case(case, make_book, make_reference)
         result.seeds_run += 1
         if divergence is None:

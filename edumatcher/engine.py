@@ -17,12 +17,29 @@ It returns a list of ``(topic, payload)`` frames in this order:
   the end of handling), then one frame per book event in the order the book
   recorded them: ``trade.executed``, ``order.cancelled``, ``order.triggered``.
 * ``order.cancel``: the ``order.cancelled`` frame.
-* ``order.cancel_owner``: one ``order.cancelled`` per order, in ``arrival_seq``
-  order, book by book in the order the symbols were given; none if the owner
-  had nothing live.
-* ``book.snapshot.request``: one ``book.snapshot`` on the symbol's topic.
+* ``order.cancel_owner``: one ``order.cancelled`` per order cancelled during this
+  message, in the order the orders entered the book, book by book in the order the
+  symbols were given; none if the owner had nothing live. With a work budget (the
+  default) a mass cancel of more orders than the budget goes on in maintenance.
+* ``book.snapshot.request``: one ``book.snapshot`` on the symbol's topic. A request
+  for more than ``snapshot_levels`` levels (up to ``messages.MAX_LEVELS``, 30 KB and
+  more) is served at most once per ``snapshot_request_interval_ns`` per client and
+  symbol; one that comes sooner is refused with THROTTLED. A shallower one is what the
+  engine publishes anyway and is always served.
 * anything refused: exactly one ``order.reject`` with a reason code, and
   nothing in any book changed.
+
+Every ``order.cancelled`` carries its ``reason`` (``model.CancelReason``).
+
+The books have a work budget (``rules.WORK_BUDGET``): a message does its own work
+(its order's matching, to the end) and at most that many steps of the work others left
+(stops its trades elected, mass cancels in progress); the rest goes on in
+**maintenance** (``maintain``), between messages. Output is deterministic: the
+frames depend only on the sequence of calls (``handle`` and ``maintain``, with the
+clock's values), never on how long anything took, because a budget counts steps.
+``run`` makes that sequence from what its source yields: after every message one
+``maintain(busy)``, and on every idle tick one ``maintain(idle)``; so the same
+payloads and idle ticks from the source give the same frames, in the same order.
 
 Bad input never escapes as an exception: every refusal is an ``OrderRejected``
 raised by the spec check, the price conversion or the book (whose contract is
@@ -32,9 +49,10 @@ Prices on the wire are decimal strings (``"100.25"``) or, inbound, ints of
 currency (``100`` is 100.00); outbound the engine always writes strings with
 exactly ``decimals`` places. Inside, prices are int ticks.
 
-``Engine.run(source, sink)`` is the loop around it: poll, handle to completion,
-then maintenance between messages: throttled snapshots of changed books, and the
-collector policy's ``tick``. One message in ``SAMPLE_EVERY`` is timed.
+``Engine.run(source, sink)`` is the loop around it: poll, handle, then maintenance
+between messages: the books' outstanding work (a budget's worth per book), throttled
+snapshots of changed books, and the collector policy's ``tick``. One message in
+``SAMPLE_EVERY`` is timed.
 """
 
 from __future__ import annotations
@@ -70,11 +88,13 @@ from .messages import (
 )
 from .metrics import OWNER_LIMIT, SAMPLE_MASK, EngineMetrics, OwnerCounts
 from .model import Order, OrderRejected, RejectReason
+from .rules import WORK_BUDGET
 from .sinks import END
 from .ticks import from_ticks, to_ticks
 
 __all__ = [
-    "MAX_PAYLOAD", "DEFAULT_SNAPSHOT_INTERVAL_NS", "SNAPSHOT_LEVELS", "Engine", "Source", "Sink",
+    "MAX_PAYLOAD", "DEFAULT_SNAPSHOT_INTERVAL_NS", "DEFAULT_SNAPSHOT_REQUEST_INTERVAL_NS", "SNAPSHOT_LEVELS",
+    "Engine", "Source", "Sink",
 ]
 
 MAX_PAYLOAD = 4096
@@ -86,6 +106,10 @@ DEFAULT_SNAPSHOT_INTERVAL_NS = 100_000_000
 
 SNAPSHOT_LEVELS = 20
 """Price levels per side in a published ``book.snapshot`` unless a request asks otherwise."""
+
+DEFAULT_SNAPSHOT_REQUEST_INTERVAL_NS = 1_000_000_000
+"""At most one snapshot deeper than ``snapshot_levels`` per client and symbol per second
+(issue 26: 73 bytes in made 31 KB out, as often as a client liked)."""
 
 _CACHE_LIMIT = 65_536
 """Most entries kept by the price-conversion caches and the owner-name table before they are emptied and refilled."""
@@ -130,9 +154,10 @@ class Engine:
     handled message). ``gc_policy``: a ``GcPolicy`` (or anything with
     ``start``/``arm_freeze``/``stop``/``tick(idle)``/``started``) driven by ``run``.
     ``snapshot_interval_ns``: least time between two published snapshots of one
-    book. ``metrics``: an ``EngineMetrics`` (a fresh one by default).
-    ``book_factory``: ``symbol -> book`` (``OrderBook`` by default; the
-    differential tests pass ``NaiveBook``).
+    book. ``snapshot_request_interval_ns``: least time between two deep snapshots
+    one client may ask for, per symbol. ``metrics``: an ``EngineMetrics`` (a fresh
+    one by default). ``book_factory``: ``symbol -> book`` (``OrderBook`` with
+    ``budget=rules.WORK_BUDGET`` by default; the differential tests pass ``NaiveBook``).
 
     Counters incremented on the message path and read only by ``summary()``:
     accepted orders per owner (``metrics.per_owner``), fills per owner (``fills``,
@@ -161,6 +186,7 @@ class Engine:
         gc_policy: Any = None,
         snapshot_interval_ns: int = DEFAULT_SNAPSHOT_INTERVAL_NS,
         snapshot_levels: int = SNAPSHOT_LEVELS,
+        snapshot_request_interval_ns: int = DEFAULT_SNAPSHOT_REQUEST_INTERVAL_NS,
         metrics: EngineMetrics | None = None,
         book_factory: Callable[[str], Any] | None = None,
         owner_limit: int = OWNER_LIMIT,
@@ -179,10 +205,13 @@ class Engine:
             raise ValueError(f"snapshot_interval_ns must be an int >= 0, not {snapshot_interval_ns!r}")
         if type(snapshot_levels) is not int or not 1 <= snapshot_levels <= MAX_LEVELS:
             raise ValueError(f"snapshot_levels must be an int from 1 to {MAX_LEVELS}, not {snapshot_levels!r}")
+        if type(snapshot_request_interval_ns) is not int or snapshot_request_interval_ns < 0:
+            raise ValueError(f"snapshot_request_interval_ns must be an int >= 0, not {snapshot_request_interval_ns!r}")
         if book_factory is None:
             from .book import OrderBook
 
-            book_factory = OrderBook
+            def book_factory(symbol: str) -> Any:
+                return OrderBook(symbol, budget=WORK_BUDGET)
         self.symbols: tuple[str, ...] = tuple(symbols)
         self.books: dict[str, Any] = {s: book_factory(s) for s in symbols}
         self.decimals = decimals
@@ -190,6 +219,10 @@ class Engine:
         self.gc_policy = gc_policy
         self.snapshot_interval_ns = snapshot_interval_ns
         self.snapshot_levels = snapshot_levels
+        self.snapshot_request_interval_ns = snapshot_request_interval_ns
+        self._deep_snapshots: dict[tuple[str, str], int] = {}  # (owner, symbol) -> when it was last served one
+        # Books with maintenance to do (outstanding work, a compaction pass), by symbol.
+        self._pending: set[str] = set()
         self.metrics = metrics if metrics is not None else EngineMetrics(owner_limit=owner_limit)
         self.fills = OwnerCounts(self.metrics.per_owner.limit)
         self._orders_per_owner = self.metrics.per_owner
@@ -297,6 +330,8 @@ class Engine:
         events = book.events
         if events:
             self._event_frames(events, out, ts)
+            if book.needs_maintenance():  # only a call with events can leave work behind
+                self._pending.add(symbol)
         if symbol not in self._dirty:
             self._mark_dirty(symbol)
         return out
@@ -317,9 +352,11 @@ class Engine:
             return [(self._reject_topics[owner], _reject(
                 _UNKNOWN_ORDER, f"no live order {order_id!r} of {owner!r} in {symbol}"[:MAX_TEXT_LEN], ts, order_id, owner,
             ))]
-        book.cancel(order_id)
+        book.cancel(order_id, now_ns=ts)
         out: list[tuple[bytes, bytes]] = []
         self._event_frames(book.events, out, ts)
+        if book.needs_maintenance():
+            self._pending.add(symbol)
         if symbol not in self._dirty:
             self._mark_dirty(symbol)
         return out
@@ -333,10 +370,13 @@ class Engine:
         out: list[tuple[bytes, bytes]] = []
         for s in symbols:
             book = self.books[s]
-            if book.cancel_owner(owner):
+            book.cancel_owner(owner, now_ns=ts)
+            if book.events:
                 self._event_frames(book.events, out, ts)
                 if s not in self._dirty:
                     self._mark_dirty(s)
+            if book.needs_maintenance():
+                self._pending.add(s)
         return out
 
     def _on_snapshot_request(self, msg: dict[str, Any], ts: int) -> list[tuple[bytes, bytes]]:
@@ -344,6 +384,17 @@ class Engine:
         symbol = msg["symbol"]
         book = self._book(symbol)
         levels = msg.get("levels") or self.snapshot_levels
+        if levels > self.snapshot_levels:  # a deep one: at most one per interval per client and symbol
+            key = (msg["owner"], symbol)
+            served = self._deep_snapshots
+            last = served.get(key)
+            if last is not None and ts - last < self.snapshot_request_interval_ns:
+                raise OrderRejected(_R.THROTTLED, f"one snapshot deeper than {self.snapshot_levels} levels per "
+                                    f"{self.snapshot_request_interval_ns / 1e9:g} s per client and symbol; "
+                                    f"ask for {self.snapshot_levels} levels or wait")
+            if len(served) >= _CACHE_LIMIT:
+                served.clear()
+            served[key] = ts
         return [(self._snapshot_topics[symbol], self._snapshot_payload(symbol, book, levels, ts))]
 
     def _book(self, symbol: str) -> Any:
@@ -414,7 +465,7 @@ class Engine:
                     fills.add(seller)
             elif kind == "cancelled":
                 out.append((self._cancelled_topics[obj.owner], make_order_cancelled_unchecked(
-                    obj.id, obj.symbol, obj.owner, obj.remaining_qty, obj.filled_qty, ts,
+                    obj.id, obj.symbol, obj.owner, obj.remaining_qty, obj.filled_qty, obj.cancel_reason, ts,
                 )))
             else:  # "triggered"
                 out.append((self._triggered_topics[obj.owner], make_order_triggered_unchecked(
@@ -486,19 +537,48 @@ class Engine:
 
     # ------------------------------------------------------------------ the loop
 
+    def maintain_books(self, sink: Sink, now: int) -> None:
+        """One maintenance call of each book that has some to do, frames to ``sink``. O(books x budget).
+
+        Books are taken in the order the symbols were given; each does one
+        ``book.maintain(now_ns=now)`` (its outstanding work within its budget, a slice of
+        a compaction pass) and its events go out as frames stamped ``now``, as a
+        message's would. A book with nothing left drops off the list.
+        """
+        pending = self._pending
+        for symbol in [s for s in self.symbols if s in pending]:
+            book = self.books[symbol]
+            more = book.maintain(now_ns=now)
+            events = book.events
+            if events:
+                out: list[tuple[bytes, bytes]] = []
+                self._event_frames(events, out, now)
+                sink.send_many(out)
+                if symbol not in self._dirty:
+                    self._mark_dirty(symbol)
+            if not more:
+                pending.discard(symbol)
+
     def maintain(self, sink: Sink, idle: bool) -> None:
         """The maintenance ``run`` does between messages, as one call (for drivers other than ``run``).
 
-        Busy (``idle=False``, right after a message): publish due snapshots at the
-        last message's timestamp, then ``gc_policy.tick(False)``. Idle (nothing
-        waiting): publish due snapshots at ``clock()``, then ``gc_policy.tick(True)``,
-        which may be the policy's freeze or a collection. The caller starts the
-        policy (``run`` does that itself). ``run`` inlines the same steps rather
-        than call this, to save a call per message; tests pin that they agree.
+        First the books' outstanding work (``maintain_books``), stamped with the last
+        message's timestamp when busy and ``clock()`` when idle. Then busy
+        (``idle=False``, right after a message): publish due snapshots at the last
+        message's timestamp, then ``gc_policy.tick(False)``. Idle (nothing waiting):
+        publish due snapshots at ``clock()``, then ``gc_policy.tick(True)``, which may be
+        the policy's freeze or a collection. The caller starts the policy (``run`` does
+        that itself). ``run`` inlines the same steps rather than call this, to save a
+        call per message; tests pin that they agree. A driver that calls ``handle``
+        alone and never this leaves the books' outstanding work waiting: stops elected
+        but not fired, mass cancels half done (deterministically so).
         """
+        now = self.clock() if idle else self._last_ts
+        if self._pending:
+            self.maintain_books(sink, now)
         if self._dirty:
             if idle:
-                frames = self.flush_snapshots(self.clock())
+                frames = self.flush_snapshots(now)
                 if frames:
                     sink.send_many(frames)
             elif self._last_ts >= self._flush_due:
@@ -510,7 +590,8 @@ class Engine:
         """Poll ``source`` and handle each payload to completion, until ``END`` or ``max_messages``; return ``summary()``.
 
         One iteration: poll; a payload is handled and its frames go to
-        ``sink.send_many``; ``None`` is an idle tick. Then maintenance: due
+        ``sink.send_many``; ``None`` is an idle tick. Then maintenance: the books'
+        outstanding work (one ``book.maintain`` each, see ``maintain_books``), due
         snapshots of changed books go to ``sink``, and ``gc_policy.tick(idle)``
         runs if a policy is set (``run`` starts it if needed, arms its freeze
         then, since continuous trading starts with the run, and stops it after if
@@ -531,6 +612,7 @@ class Engine:
         tick = policy.tick if policy is not None else None
         poll, send_many, handle = source.poll, sink.send_many, self.handle
         dirty = self._dirty
+        pending = self._pending
         perf_ns = time.perf_counter_ns
         n = metrics.messages
         limit = -1 if max_messages is None else n + max_messages
@@ -543,10 +625,14 @@ class Engine:
             while n != limit:
                 payload = poll()
                 if payload is None:  # idle: nothing waiting, a good moment for housekeeping
-                    if dirty:
-                        frames = self.flush_snapshots(self.clock())
-                        if frames:
-                            send_many(frames)
+                    if pending or dirty:
+                        now = self.clock()
+                        if pending:
+                            self.maintain_books(sink, now)
+                        if dirty:
+                            frames = self.flush_snapshots(now)
+                            if frames:
+                                send_many(frames)
                     if tick is not None:
                         tick(True)
                     continue
@@ -563,6 +649,8 @@ class Engine:
                 if frames:
                     send_many(frames)
                 # Maintenance, reusing the message's timestamp: no second clock read.
+                if pending:
+                    self.maintain_books(sink, self._last_ts)
                 if dirty and self._last_ts >= self._flush_due:
                     send_many(self.flush_snapshots(self._last_ts))
                 if tick is not None:

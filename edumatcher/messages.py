@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, NamedTuple
 
-from .model import TIF, OrderRejected, OrderStatus, OrderType, RejectReason, SelfMatch, Side
+from .model import TIF, CancelReason, OrderRejected, OrderStatus, OrderType, RejectReason, SelfMatch, Side
 from .rules import MAX_QTY
 
 __all__ = [
@@ -124,8 +124,23 @@ def _refuse_non_finite(found: float) -> NonFiniteNumber:
     return NonFiniteNumber(f"{found!r} cannot be written as JSON: JSON has no NaN or Infinity")
 
 
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson reads as an int: i64 and u64
+
+
+def _int_as_orjson_reads_it(text: str) -> int | float:
+    # orjson reads an integer outside [-2**63, 2**64 - 1] as a double, and refuses one too large
+    # even for that; json made any length of digits an int (3,900 of them: BAD_QTY here,
+    # BAD_JSON with orjson, issue 26). Reading it as orjson does makes the codecs agree.
+    if len(text) <= 21:  # longer is out of range anyway: no int() of thousands of digits
+        value = int(text)
+        if _INT_MIN <= value <= _INT_MAX:
+            return value
+    return _finite_float(text)
+
+
 _std_encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-_std_decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+_std_decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float,
+                                parse_int=_int_as_orjson_reads_it)
 
 
 def _std_dumps(obj: Any) -> bytes:
@@ -145,7 +160,8 @@ def _std_loads(data: bytes | str) -> Any:
 
 
 STDLIB_CODEC = Codec("json (stdlib)", _std_dumps, _std_loads)
-"""The fallback: compact separators, UTF-8 output, NaN and ±Infinity refused both ways (``NonFiniteNumber``)."""
+"""The fallback: compact separators, UTF-8 output, NaN and ±Infinity refused both ways (``NonFiniteNumber``),
+integers read as orjson reads them (beyond 64 bits as a double, or refused if that is infinite)."""
 
 try:
     import orjson as _orjson
@@ -374,6 +390,9 @@ SPEC: dict[str, MessageSpec] = {m.name: m for m in (
         _ID, _SYMBOL, _OWNER,
         _int("cancelled_qty", 0, MAX_QTY),
         _COUNT,
+        # Why (issue 26): a client tells an IOC remainder from a self-match cancel, a killed
+        # FOK, its own cancel or a mass cancel (``model.CancelReason``, rules.py "Cancels").
+        _enum("reason", CancelReason),
         _ts(),
     )),
     MessageSpec("trade.executed", "out", "static", (

@@ -19,9 +19,9 @@ from enum import Enum
 from typing import Any
 
 __all__ = [
-    "Side", "OrderType", "TIF", "OrderStatus", "SelfMatch", "RejectReason",
+    "Side", "OrderType", "TIF", "OrderStatus", "SelfMatch", "RejectReason", "CancelReason",
     "SIDE_BY_VALUE", "ORDER_TYPE_BY_VALUE", "TIF_BY_VALUE", "STATUS_BY_VALUE",
-    "SELF_MATCH_BY_VALUE", "Order", "Trade", "OrderRejected", "new_order_id",
+    "SELF_MATCH_BY_VALUE", "CANCEL_REASON_BY_VALUE", "Order", "Trade", "OrderRejected", "new_order_id",
 ]
 
 
@@ -94,6 +94,23 @@ class RejectReason(str, Enum):
     OFF_TICK = "OFF_TICK"
     TOO_LARGE = "TOO_LARGE"
     UNKNOWN_ORDER = "UNKNOWN_ORDER"
+    # Issue 26: an Order object already live in a book, and a snapshot asked for too soon.
+    ORDER_IN_USE = "ORDER_IN_USE"
+    THROTTLED = "THROTTLED"
+
+
+class CancelReason(str, Enum):
+    """Why an order was cancelled: set on the order (``Order.cancel_reason``) and sent in ``order.cancelled``.
+
+    The rules that give each one are in ``edumatcher.rules`` ("Cancels").
+    """
+
+    OWNER_CANCEL = "OWNER_CANCEL"          # order.cancel: its owner asked
+    MASS_CANCEL = "MASS_CANCEL"            # order.cancel_owner: its owner asked for all of its orders
+    IOC_REMAINDER = "IOC_REMAINDER"        # the unfilled rest of an order that never rests (IOC, MARKET, a fired STOP)
+    PRICE_PROTECTION = "PRICE_PROTECTION"  # that rest, left because its sweep reached its protection price
+    FOK_KILLED = "FOK_KILLED"              # a FOK that could not fill completely: cancelled untouched
+    SELF_MATCH = "SELF_MATCH"              # self-match prevention (the aggressor, the resting order, or both)
 
 
 # Value -> member tables, built once at import: a dict lookup instead of Enum.__call__.
@@ -102,6 +119,7 @@ ORDER_TYPE_BY_VALUE: dict[str, OrderType] = {m.value: m for m in OrderType}
 TIF_BY_VALUE: dict[str, TIF] = {m.value: m for m in TIF}
 STATUS_BY_VALUE: dict[str, OrderStatus] = {m.value: m for m in OrderStatus}
 SELF_MATCH_BY_VALUE: dict[str, SelfMatch] = {m.value: m for m in SelfMatch}
+CANCEL_REASON_BY_VALUE: dict[str, CancelReason] = {m.value: m for m in CancelReason}
 
 
 class OrderRejected(Exception):
@@ -154,7 +172,8 @@ class Order:
     Prices are integer ticks (``price`` is None for MARKET and STOP orders).
     ``display_qty`` makes an iceberg: only ``visible_qty`` (at most ``display_qty``)
     shows in the book at a time. ``remaining_qty`` is the open quantity; once an
-    order is CANCELLED it keeps the quantity that was cancelled.
+    order is CANCELLED it keeps the quantity that was cancelled, and
+    ``cancel_reason`` says why (None until then).
     """
 
     id: str
@@ -175,6 +194,7 @@ class Order:
     visible_qty: int = 0
     arrival_seq: int = 0
     timestamp_ns: int = 0
+    cancel_reason: CancelReason | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Order:
@@ -215,6 +235,11 @@ class Order:
         o.visible_qty = get("visible_qty", 0)
         o.arrival_seq = get("arrival_seq", 0)
         o.timestamp_ns = get("timestamp_ns", 0)
+        reason = get("cancel_reason")
+        if reason is not None:
+            o.cancel_reason = _enum(CANCEL_REASON_BY_VALUE, reason, "cancel_reason")
+        else:
+            o.cancel_reason = None
         return o
 
     def to_dict(self) -> dict[str, Any]:
@@ -237,6 +262,7 @@ class Order:
             "visible_qty": self.visible_qty,
             "arrival_seq": self.arrival_seq,
             "timestamp_ns": self.timestamp_ns,
+            "cancel_reason": None if self.cancel_reason is None else self.cancel_reason.value,
         }
 
 

@@ -18,7 +18,7 @@ import edumatcher.book
 import edumatcher.rules
 from edumatcher.bare_book import BareBook
 from edumatcher.book import OrderBook
-from edumatcher.model import TIF, Order, OrderStatus, OrderType, SelfMatch, Side
+from edumatcher.model import TIF, CancelReason, Order, OrderStatus, OrderType, SelfMatch, Side
 
 SYM = "XYZ"
 BUY, SELL = Side.BUY, Side.SELL
@@ -730,16 +730,20 @@ def test_best_prices_skip_cancelled_orders() -> None:
     assert (s.book.best_bid(), s.book.best_ask()) == (None, None)
 
 
-def test_cancel_owner_cancels_live_orders_in_arrival_order() -> None:
+def test_cancel_owner_cancels_live_orders_in_the_order_they_entered_the_book() -> None:
+    """Issue 26: the order they entered the book, so an iceberg keeps its place however often it refreshes
+    (it was arrival_seq order, which the refresh changes: the mass cancel can now walk the owner's
+    index as it is, a step at a time, instead of sorting it all first)."""
     s = Step(last_price=100)
     s.submit(order("a", BUY, 5, 90, owner="ann"))  # seq 1
     s.submit(order("ice", SELL, 20, 110, owner="ann", display=5))  # seq 2
     s.submit(order("stop", BUY, 1, None, stop=120, owner="ann"))  # seq 3, pending
     s.submit(order("bob", BUY, 5, 95, owner="bob"))  # seq 4
-    s.submit(order("hit", BUY, 5, 110, owner="cat"))  # seq 5; ice refreshes: seq 6
+    s.submit(order("hit", BUY, 5, 110, owner="cat"))  # seq 5; ice refreshes: seq 6, same place
     s.submit(order("b", BUY, 1, 80, owner="ann"))  # seq 7
-    assert s.cancel_owner("ann") == ["a", "stop", "ice", "b"]
-    assert s.events() == [("cancelled", "a"), ("cancelled", "stop"), ("cancelled", "ice"), ("cancelled", "b")]
+    assert s.cancel_owner("ann") == ["a", "ice", "stop", "b"]
+    assert s.events() == [("cancelled", "a"), ("cancelled", "ice"), ("cancelled", "stop"), ("cancelled", "b")]
+    assert {p.cancel_reason for _, p in s.book.events} == {CancelReason.MASS_CANCEL}
     assert len(s.book) == 1 and s.book.get("bob") is not None
     assert s.cancel_owner("ann") == [] and s.events() == []
     assert s.cancel_owner("nobody") == []

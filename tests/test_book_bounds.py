@@ -18,9 +18,19 @@ import pytest
 import edumatcher.book as book_module
 from edumatcher.benchmarks import book_bounds
 from edumatcher.book import OrderBook, _popped_up_to
-from edumatcher.model import TIF, Order, OrderRejected, OrderStatus, OrderType, RejectReason, SelfMatch, Side
+from edumatcher.model import (
+    TIF,
+    CancelReason,
+    Order,
+    OrderRejected,
+    OrderStatus,
+    OrderType,
+    RejectReason,
+    SelfMatch,
+    Side,
+)
 from edumatcher.reference import NaiveBook
-from edumatcher.rules import ICEBERG_MAX_PEAKS, MAX_MATCHES_PER_ORDER, MAX_QTY, min_display_qty
+from edumatcher.rules import ICEBERG_MAX_PEAKS, MAX_QTY, PROTECTION_TICKS, WORK_BUDGET, min_display_qty
 
 SYM = "XYZ"
 MID = 100_000
@@ -42,16 +52,6 @@ class CountingDict(dict):  # type: ignore[type-arg]
     def items(self) -> Any:
         self.passes += 1
         return super().items()
-
-    def __iter__(self) -> Iterator[Any]:
-        self.passes += 1
-        return super().__iter__()
-
-
-class CountingSet(set):  # type: ignore[type-arg]
-    """An owner's id set that counts iterations over it."""
-
-    passes = 0
 
     def __iter__(self) -> Iterator[Any]:
         self.passes += 1
@@ -130,59 +130,102 @@ def test_trades_per_message_stay_within_peaks_per_resting_order() -> None:
 # ------------------------------------------------------------------ FOK pre-check
 
 
-def test_a_one_lot_fok_examines_the_best_order_not_every_level(examined: list[int]) -> None:
+class CountingGets(dict):  # type: ignore[type-arg]
+    """A level index that counts ``get`` calls and full passes."""
+
+    gets = 0
+    passes = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.gets += 1
+        return super().get(key, default)
+
+    def items(self) -> Any:
+        self.passes += 1
+        return super().items()
+
+    def __iter__(self) -> Iterator[Any]:
+        self.passes += 1
+        return super().__iter__()
+
+
+def test_a_one_lot_fok_reads_the_best_level_and_walks_no_order(examined: list[int]) -> None:
     # Issue 15: it summed all 100k ask levels (2.8 ms) to fill 1 lot at the best.
     book = ladder(5_000, first_qty=1_000)
-    book._ask_levels = CountingDict(book._ask_levels)
+    book._ask_levels = CountingGets(book._ask_levels)
     fok = limit("f", Side.BUY, 1, MID + 4_000, owner="bob", tif=TIF.FOK)
     assert [t.qty for t in book.submit(fok)] == [1] and fok.status is OrderStatus.FILLED
-    assert len(examined) == 1 and book._ask_levels.passes == 0
+    assert examined == [] and book._ask_levels.gets == 1 and book._ask_levels.passes == 0
 
 
-@pytest.mark.parametrize("smp", [SelfMatch.CANCEL_NEWEST, SelfMatch.CANCEL_OLDEST, SelfMatch.DECREMENT])
-def test_a_fok_with_smp_never_walks_what_its_owner_holds(examined: list[int], smp: SelfMatch) -> None:
+@pytest.mark.parametrize("levels", [2_000, 50_000])
+def test_a_fok_that_cannot_fill_reads_at_most_protection_levels(examined: list[int], levels: int) -> None:
+    # Issue 26: a killed FOK walked up to the match limit (1,000 heap pops and pushes that change
+    # nothing, ~40x a normal order, repeatable); now it reads the level index, within its protection price.
+    book = ladder(levels)
+    book._ask_levels = CountingGets(book._ask_levels)
+    fok = limit("f", Side.BUY, 10**6, MID + 10**6, owner="bob", tif=TIF.FOK)
+    assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED
+    assert fok.cancel_reason is CancelReason.FOK_KILLED
+    assert examined == [] and book._ask_levels.gets == PROTECTION_TICKS + 1 and book._ask_levels.passes == 0
+    assert len(book) == 2 * levels
+
+
+def test_a_fok_with_smp_never_walks_what_its_owner_holds(examined: list[int]) -> None:
     # Issue 15: 100k pending stops of the FOK's owner made each such FOK cost 87-165 ms, forever.
-    book = OrderBook(SYM, last_price=MID)
+    book = OrderBook(SYM, last_price=MID, budget=WORK_BUDGET)
     for i in range(3_000):
         book.submit(Order(f"st{i}", SYM, Side.SELL, OrderType.STOP, TIF.GTC, 1, None, stop_price=MID // 2, owner="x"))
     book.submit(limit("theirs", Side.SELL, 1, MID))
     book.submit(limit("own", Side.SELL, 1, MID, owner="x"))
-    book._owners["x"] = CountingSet(book._owners["x"])
-    fok = limit("f", Side.BUY, 2, MID, owner="x", tif=TIF.FOK, smp=smp)
-    assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED  # 1 lot of others' only
-    assert len(book) == 3_002 and book._owners["x"].passes == 0 and len(examined) <= 2
+    book._owners["x"] = CountingGets(book._owners["x"])
+    for smp in (SelfMatch.CANCEL_NEWEST, SelfMatch.CANCEL_OLDEST, SelfMatch.DECREMENT):
+        examined.clear()
+        fok = limit(f"f{smp.value}", Side.BUY, 2, MID, owner="x", tif=TIF.FOK, smp=smp)
+        assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED  # 1 lot of others' only
+        assert book._owners["x"].passes == 0 and len(examined) <= 2
+    assert len(book) == 3_002
     book.check_invariants()
-
-
-def test_a_fok_that_cannot_fill_stops_at_the_match_limit_and_never_reads_the_level_index(examined: list[int]) -> None:
-    book = ladder(5_000)
-    book._ask_levels = CountingDict(book._ask_levels)
-    fok = limit("f", Side.BUY, 10**6, MID + 10**6, owner="bob", tif=TIF.FOK)
-    assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED
-    assert len(examined) == MAX_MATCHES_PER_ORDER + 1 and book._ask_levels.passes == 0
 
 
 @pytest.mark.parametrize("smp", [SelfMatch.CANCEL_NEWEST, SelfMatch.CANCEL_BOTH, SelfMatch.DECREMENT,
                                  SelfMatch.CANCEL_OLDEST])
-def test_a_fok_behind_many_crossing_orders_is_killed_within_the_match_limit(examined: list[int], smp: SelfMatch) -> None:
+def test_a_fok_behind_many_crossing_orders_is_decided_within_the_budget(examined: list[int], smp: SelfMatch) -> None:
     # Issue 15 follow-up: a FOK that must pass 20k crossing orders (then one of its own) walked them all
-    # before being killed (268 ms per message behind 100k), again and again.
-    book = OrderBook(SYM)
-    for i in range(20_000):
-        book.submit(limit(f"a{i}", Side.SELL, 1, MID + i % 50))
-    book.submit(limit("own", Side.SELL, 1, MID + 50, owner="x"))
+    # before being killed (268 ms per message behind 100k), again and again. With a budget it looks at
+    # no more than `budget` of them (rules.py, "Fill or kill"); the reference agrees on the outcome.
+    budget = 300
+    books = [OrderBook(SYM, budget=budget), NaiveBook(SYM, budget=budget)]
+    for book in books:
+        for i in range(2_000 if isinstance(book, NaiveBook) else 20_000):
+            book.submit(limit(f"a{i}", Side.SELL, 1, MID + i % 50))
+        book.submit(limit("own", Side.SELL, 1, MID + 50, owner="x"))
+    n = 20_000
     for _ in range(3):
         examined.clear()
-        fok = limit("f", Side.BUY, 20_001, MID + 50, owner="x", tif=TIF.FOK, smp=smp)
-        assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED
-        assert len(examined) <= MAX_MATCHES_PER_ORDER + 1
-    assert len(book) == 20_001
-    book.check_invariants()
+        fok = limit("f", Side.BUY, n + 1, MID + 50, owner="x", tif=TIF.FOK, smp=smp)
+        assert books[0].submit(fok) == [] and fok.status is OrderStatus.CANCELLED
+        assert len(examined) <= budget + 1
+    assert len(books[0]) == n + 1
+    books[0].check_invariants()
+    # The same rule on a book small enough for the reference: undecided within the budget, killed.
+    for book in books:
+        fok = limit("g", Side.BUY, 1_500, MID + 50, owner="x", tif=TIF.FOK, smp=smp)
+        assert book.submit(fok) == [] and fok.cancel_reason is CancelReason.FOK_KILLED
 
 
-def test_a_fok_pre_check_drops_the_dead_keys_it_meets_so_the_next_one_does_not_meet_them(
+def test_a_fok_with_smp_is_exact_when_its_owner_has_nothing_live(examined: list[int]) -> None:
+    """Self-match prevention cannot act for an owner with no live order: the level index decides, no walk."""
+    book = OrderBook(SYM, budget=10)
+    for i in range(5_000):
+        book.submit(limit(f"a{i}", Side.SELL, 1, MID))
+    fok = limit("f", Side.BUY, 5_000, MID, owner="x", tif=TIF.FOK, smp=SelfMatch.CANCEL_NEWEST)
+    assert len(book.submit(fok)) == 5_000 and fok.status is OrderStatus.FILLED and examined == []
+
+
+def test_a_fok_walk_drops_the_dead_keys_it_meets_so_the_next_one_does_not_meet_them(
         examined: list[int]) -> None:
-    book = OrderBook(SYM, max_matches=10)
+    book = OrderBook(SYM, budget=10)
     book.submit(limit("top", Side.SELL, 1, MID))
     for i in range(3_000):
         book.submit(limit(f"d{i}", Side.SELL, 1, MID + 1))
@@ -191,15 +234,15 @@ def test_a_fok_pre_check_drops_the_dead_keys_it_meets_so_the_next_one_does_not_m
     for i in range(3_000):
         book.cancel(f"d{i}")
     book.submit(limit("far", Side.SELL, 5, MID + 2))
+    book.submit(limit("mine", Side.BUY, 1, MID - 9_000, owner="bob"))  # bob has a live order: his smp FOKs walk
     assert book.heap_entries() - len(book) >= 3_000
     for _ in range(3):
         examined.clear()
-        fok = limit("f", Side.BUY, 7, MID + 2, owner="bob", tif=TIF.FOK)  # needs top and far: 6 < 7, killed
-        assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED
+        fok = limit("f", Side.BUY, 6, MID + 2, owner="bob", tif=TIF.FOK, smp=SelfMatch.CANCEL_NEWEST)
+        assert len(book.submit(fok)) == 0 and fok.status is OrderStatus.CANCELLED  # 6 lots cross, 6 needed...
         book.check_invariants()
+        book.submit(limit("top", Side.SELL, 1, MID)) if book.get("top") is None else None
     assert len(examined) == 2, "the first FOK dropped the 3,000 dead keys; later ones meet only the live two"
-    assert book.heap_entries() == len(book)
-    assert [o for o in (book.get("top"), book.get("far"))] and book.depth(2)[1] == [(MID, 1, 1), (MID + 2, 1, 5)]
 
 
 def test_the_hostile_pattern_of_cancels_then_a_fok_costs_no_full_compaction(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,7 +250,7 @@ def test_the_hostile_pattern_of_cancels_then_a_fok_costs_no_full_compaction(monk
     compactions = []
     real = OrderBook._compact
     monkeypatch.setattr(OrderBook, "_compact", lambda self: (compactions.append(1), real(self)))
-    book = OrderBook(SYM, max_matches=50)
+    book = OrderBook(SYM, budget=50)
     for i in range(20_000):
         book.submit(limit(f"k{i}", Side.SELL, 1, MID + 1_000 + i))
     for r in range(5):
@@ -220,65 +263,16 @@ def test_the_hostile_pattern_of_cancels_then_a_fok_costs_no_full_compaction(monk
     book.check_invariants()
 
 
-# ------------------------------------------------------------------ the match limit
-
-
-def test_a_market_order_stops_at_the_match_limit_and_cancels_its_rest() -> None:
-    book = ladder(1_500)
-    trades = book.submit(market("m", Side.BUY, 10_000))
-    assert len(trades) == MAX_MATCHES_PER_ORDER
-    m = book.events[-1][1]
-    assert book.events[-1][0] == "cancelled" and m.id == "m" and m.status is OrderStatus.CANCELLED
-    assert (m.filled_qty, m.remaining_qty) == (MAX_MATCHES_PER_ORDER, 10_000 - MAX_MATCHES_PER_ORDER)
-    assert book.best_ask() == MID + MAX_MATCHES_PER_ORDER
-    book.check_invariants()
-
-
-@pytest.mark.parametrize("steps_available, rests", [(3, True), (4, False)])
-def test_a_limit_order_rests_after_its_last_step_only_if_nothing_else_crosses(steps_available: int,
-                                                                              rests: bool) -> None:
-    book = OrderBook(SYM, max_matches=3)
-    for i in range(steps_available):
-        book.submit(limit(f"a{i}", Side.SELL, 1, MID))
-    buy = limit("b", Side.BUY, 10, MID, owner="bob")
-    assert len(book.submit(buy)) == 3
-    assert (buy.status is OrderStatus.PARTIALLY_FILLED) is rests
-    assert (book.get("b") is not None) is rests
-    assert book.best_bid() == (MID if rests else None) and book.best_ask() == (None if rests else MID)
-    book.check_invariants()
-
-
-def test_self_match_cancels_count_as_steps() -> None:
-    book = OrderBook(SYM, max_matches=3)
-    book.submit(limit("own1", Side.SELL, 1, MID, owner="x"))
-    book.submit(limit("own2", Side.SELL, 1, MID, owner="x"))
-    book.submit(limit("theirs", Side.SELL, 5, MID))
-    buy = limit("b", Side.BUY, 10, MID + 1, owner="x", smp=SelfMatch.CANCEL_OLDEST)
-    assert [t.qty for t in book.submit(buy)] == [5]
-    assert [kind for kind, _ in book.events] == ["cancelled", "cancelled", "trade"]  # three steps
-    assert buy.status is OrderStatus.PARTIALLY_FILLED and book.get("b") is not None  # nothing else crossed
-    book.check_invariants()
-
-
-def test_a_fok_needing_one_trade_per_iceberg_peak_counts_each_peak_as_a_step() -> None:
-    for max_matches, fills in [(4, False), (5, True)]:
-        book = OrderBook(SYM, max_matches=max_matches)
-        book.submit(limit("ice", Side.SELL, 10, MID, display_qty=2))  # five peaks of 2
-        fok = limit("f", Side.BUY, 10, MID, owner="bob", tif=TIF.FOK)
-        trades = book.submit(fok)
-        assert (len(trades) == 5) is fills and (fok.status is OrderStatus.FILLED) is fills
-        assert len(trades) in (0, 5)
-
-
 @pytest.mark.parametrize("smp", list(SelfMatch))
 def test_fok_pre_check_agrees_with_the_reference_on_crowded_levels(smp: SelfMatch) -> None:
-    # Many orders per level, icebergs, own orders, dead keys: the walk's early exits and the
-    # match limit (drawn per case) are exercised; NaiveBook plays the rule out on a copy of itself.
+    # Many orders per level, icebergs, own orders, dead keys: the level sums, the walk's early exits
+    # and the budget (drawn per case) are exercised; NaiveBook plays the rule out on a copy of itself.
     rng = random.Random(list(SelfMatch).index(smp))
     outcomes = set()
     for case in range(60):
-        cap = rng.choice((2, 5, 30, MAX_MATCHES_PER_ORDER))  # the match limit reached, or not
-        books = [OrderBook(SYM, max_matches=cap), NaiveBook(SYM, max_matches=cap)]
+        budget = rng.choice((2, 5, 30, None))  # the budget reached, or not
+        protection = rng.choice((1, 3, PROTECTION_TICKS))
+        books = [OrderBook(SYM, budget=budget, protection=protection), NaiveBook(SYM, budget=budget, protection=protection)]
         ops: list[Order | str] = []
         for i in range(rng.randint(1, 120)):
             qty = rng.randint(1, 30)
@@ -306,6 +300,85 @@ def test_fok_pre_check_agrees_with_the_reference_on_crowded_levels(smp: SelfMatc
         assert sum(q for _, q in trades) in (0, need), "a FOK fills all of its qty or nothing"
         outcomes.add(bool(trades))
     assert outcomes == {True, False}, "the cases must include FOKs that fill and FOKs that are killed"
+
+
+# ------------------------------------------------------------------ no match limit; price protection
+
+
+def test_the_griefing_case_fills_what_the_book_holds() -> None:
+    # Issue 26: ten icebergs of 100 showing 1 at a better price capped any order at 1,000 lots: a GTC buy
+    # for 1,000,000 filled 1,000 and had 999,000 cancelled while 1,000,000 lots rested one tick behind.
+    for budget in (None, WORK_BUDGET):
+        for behind in ([1_000_000], [1_000] * 1_000):  # one order, or a thousand
+            book = OrderBook(SYM, budget=budget)
+            for i in range(10):
+                book.submit(limit(f"ice{i}", Side.SELL, 100, MID, owner=f"g{i}", display_qty=1))
+            for i, qty in enumerate(behind):
+                book.submit(limit(f"big{i}", Side.SELL, qty, MID + 1))
+            buy = limit("b", Side.BUY, 1_000_000, MID + 1, owner="bob")
+            trades = book.submit(buy)
+            assert buy.status is OrderStatus.FILLED and buy.filled_qty == 1_000_000
+            assert len(trades) == 1_000 + len(behind) - (len(behind) > 1)  # 1,000 peaks, then what it needs behind
+            assert sum(t.qty for t in trades if t.price == MID) == 1_000 and book.get("b") is None
+            book.check_invariants()
+
+
+def test_a_fillable_fok_for_5000_against_5000_one_lot_orders_fills() -> None:
+    # Issue 26: it was killed untouched (5,000 fills needed, a match limit of 1,000).
+    for budget in (None, WORK_BUDGET):
+        book = OrderBook(SYM, budget=budget)
+        for i in range(5_000):
+            book.submit(limit(f"a{i}", Side.SELL, 1, MID + i % 7))
+        fok = limit("f", Side.BUY, 5_000, MID + 6, owner="bob", tif=TIF.FOK)
+        assert len(book.submit(fok)) == 5_000 and fok.status is OrderStatus.FILLED and len(book) == 0
+
+
+def test_self_match_cancels_are_not_limited() -> None:
+    book = OrderBook(SYM, budget=3)
+    for i in range(50):
+        book.submit(limit(f"own{i}", Side.SELL, 1, MID, owner="x"))
+    book.submit(limit("theirs", Side.SELL, 5, MID))
+    buy = limit("b", Side.BUY, 10, MID + 1, owner="x", smp=SelfMatch.CANCEL_OLDEST)
+    assert [t.qty for t in book.submit(buy)] == [5]
+    assert [kind for kind, _ in book.events] == ["cancelled"] * 50 + ["trade"]  # the order's own work: all of it
+    assert buy.status is OrderStatus.PARTIALLY_FILLED and book.get("b") is not None
+    book.check_invariants()
+
+
+def test_a_market_order_sweeps_up_to_its_protection_price_and_cancels_its_rest() -> None:
+    book = ladder(1_500)
+    trades = book.submit(market("m", Side.BUY, 10_000))
+    assert len(trades) == PROTECTION_TICKS + 1 and trades[-1].price == MID + PROTECTION_TICKS
+    m = book.events[-1][1]
+    assert book.events[-1][0] == "cancelled" and m.id == "m" and m.cancel_reason is CancelReason.PRICE_PROTECTION
+    assert (m.filled_qty, m.remaining_qty) == (PROTECTION_TICKS + 1, 10_000 - PROTECTION_TICKS - 1)
+    assert book.best_ask() == MID + PROTECTION_TICKS + 1
+    book.check_invariants()
+
+
+def test_a_gtc_limit_stopped_by_its_protection_price_rests_there() -> None:
+    for make in (OrderBook, NaiveBook):
+        book = make(SYM, protection=3)
+        for i in range(10):
+            book.submit(limit(f"a{i}", Side.SELL, 1, MID + i))
+        buy = limit("b", Side.BUY, 10, MID + 9, owner="bob")
+        assert len(book.submit(buy)) == 4  # MID..MID+3
+        assert buy.price == MID + 3 and buy.status is OrderStatus.PARTIALLY_FILLED and buy.remaining_qty == 6
+        assert book.best_bid() == MID + 3 and book.best_ask() == MID + 4
+        ioc = limit("i", Side.SELL, 20, MID - 50, owner="cat", tif=TIF.IOC)
+        assert [t.price for t in book.submit(ioc)] == [MID + 3]  # the rest at MID+3 is a bid like any other
+        assert ioc.cancel_reason is CancelReason.IOC_REMAINDER  # nothing left to cross: not cut
+        book.check_invariants()
+
+
+def test_an_ioc_stopped_by_its_protection_price_says_so() -> None:
+    for make in (OrderBook, NaiveBook):
+        book = make(SYM, protection=1)
+        for i in range(3):
+            book.submit(limit(f"a{i}", Side.SELL, 1, MID + 2 * i))
+        ioc = limit("i", Side.BUY, 5, MID + 4, owner="bob", tif=TIF.IOC)
+        assert [t.price for t in book.submit(ioc)] == [MID]
+        assert ioc.cancel_reason is CancelReason.PRICE_PROTECTION and ioc.remaining_qty == 4
 
 
 # ------------------------------------------------------------------ depth(k)

@@ -5,7 +5,10 @@ pending stop, trades, a dead heap key), corrupts one field or index the way a bu
 and expects an ``AssertionError``. Issue 15 found seven corruptions the check missed
 (``remaining_qty`` above ``qty`` with the level index adjusted, negative and excessive
 ``filled_qty``, ``qty`` 0, two live orders sharing an ``arrival_seq``, negative counters);
-they are marked ``issue 15`` below, next to the ones it already caught.
+they are marked ``issue 15`` below, next to the ones it already caught. Issue 26 found
+six more (a pending stop's peak rule, a raised ``qty``, TIF and type edits, the price of
+a pending STOP_LIMIT, the price heaps' size bound, one ``Order`` in two books): marked
+``issue 26``.
 """
 
 from __future__ import annotations
@@ -16,8 +19,18 @@ from heapq import heapify
 
 import pytest
 
-from edumatcher.book import SEQ_SPAN, OrderBook
-from edumatcher.model import TIF, Order, OrderStatus, OrderType, Side
+from edumatcher.book import COMPACT_SLACK, SEQ_SPAN, OrderBook
+from edumatcher.model import (
+    TIF,
+    CancelReason,
+    Order,
+    OrderRejected,
+    OrderStatus,
+    OrderType,
+    RejectReason,
+    SelfMatch,
+    Side,
+)
 
 SYM = "XYZ"
 
@@ -35,6 +48,8 @@ def busy_book() -> OrderBook:
     book.submit(_limit("ice", Side.SELL, 40, 103, display_qty=10, owner="cat"))
     book.submit(_limit("gone", Side.SELL, 2, 104))
     book.submit(Order("stop", SYM, Side.BUY, OrderType.STOP, TIF.GTC, 2, None, stop_price=110, owner="dan"))
+    book.submit(Order("slim", SYM, Side.BUY, OrderType.STOP_LIMIT, TIF.GTC, 1000, 115, stop_price=112,
+                      display_qty=10, owner="dan"))
     book.submit(_limit("hit", Side.BUY, 7, 103, owner="eve"))  # fills a1, takes 3 of the iceberg's peak
     book.cancel("gone")  # a dead key
     book.check_invariants()
@@ -86,7 +101,7 @@ def _swap_heap_top(book: OrderBook) -> None:
 
 
 def _drop_owner(book: OrderBook) -> None:
-    book._owners["ann"].discard("b1")
+    del book._owners["ann"]["b1"]
 
 
 def _extra_entry(book: OrderBook) -> None:
@@ -113,12 +128,25 @@ def _crossed(book: OrderBook) -> None:
     heapify(book._bids)
     book._live[key] = o
     book._entries["x"] = key
-    book._owners["ann"].add("x")
+    book._owners["ann"]["x"] = o
     book._bid_levels[120] = [1, 1, 0]
 
 
 def _triggerable_stop(book: OrderBook) -> None:
     book.last_price = 111
+
+
+def _price_heap_too_big(book: OrderBook) -> None:
+    stale = range(10**6, 10**6 + 2 * len(book._ask_levels) + COMPACT_SLACK)  # prices with no level
+    book._ask_prices.extend(stale)
+    book._ask_in_heap.update(stale)
+
+
+def _in_two_books(book: OrderBook) -> None:
+    # What submitting one Order object to a second book did before issue 26: that book
+    # restamped it, and the first one's key no longer matched.
+    o = _order(book, "b3")
+    o.arrival_seq = book._seq + 1
 
 
 def _too_many_dead(book: OrderBook) -> None:
@@ -127,12 +155,30 @@ def _too_many_dead(book: OrderBook) -> None:
 
 
 CORRUPTIONS: list[tuple[str, Callable[[OrderBook], None]] | tuple[str, Callable[[OrderBook], None], str]] = [
+    # issue 26: missed before
+    ("a pending STOP_LIMIT whose peak breaks the 1/100 rule", _set("slim", display_qty=5), "BAD_DISPLAY_QTY"),
+    ("a raised qty", _set("b3", qty=9), r"\+ decremented 0 != qty 9"),
+    ("a lowered qty", _set("b3", qty=6), r"!= qty 6"),
+    ("a resting order's TIF edited to IOC", _set("b1", tif=TIF.IOC), "has TIF IOC"),
+    ("a resting order's type edited to MARKET", _set("b1", order_type=OrderType.MARKET), "UNEXPECTED_PRICE"),
+    ("a resting order's type edited to STOP_LIMIT", _set("b1", order_type=OrderType.STOP_LIMIT), "MISSING_STOP_PRICE"),
+    ("a pending stop's TIF edited", _set("stop", tif=TIF.DAY), "was filed as"),
+    ("a pending stop's type edited", _set("stop", order_type=OrderType.MARKET), "UNEXPECTED_STOP_PRICE"),
+    ("a changed price on a pending STOP_LIMIT", _set("slim", price=116), "was filed as"),
+    ("a changed smp on a pending stop", _set("slim", smp=SelfMatch.CANCEL_BOTH), "was filed as"),
+    ("the price heap over its bound", _price_heap_too_big, "ask price heap holds"),
+    ("a live order with a cancel_reason", _set("b1", cancel_reason=CancelReason.OWNER_CANCEL), "has a cancel_reason"),
+    ("an order restamped by a second book", _in_two_books, "does not match price"),
+    ("an owner index entry under another owner", lambda book: book._owners["bob"].__setitem__("b1", _order(book, "b1")),
+     "is indexed under 'bob'"),
+    ("a buy election price below the last price", _attr("_buy_elect", 99), "on the wrong side of the last price"),
+    ("a mass-cancel count with no mass cancel", _attr("_job_live", {"ann": 1}), "mass-cancel live counts"),
     # issue 15: missed before
-    ("remaining above qty, level adjusted", _more_remaining, "above qty"),
+    ("remaining above qty, level adjusted", _more_remaining, "!= qty 5"),
     ("negative filled_qty", _set("b1", filled_qty=-1), "has filled_qty -1"),
     ("excessive filled_qty", _set("ice", filled_qty=40), r"filled 40 \+ remaining"),
-    ("qty 0", _set("b3", qty=0), "has qty 0"),
-    ("qty negative", _set("b3", qty=-7), "has qty -7"),
+    ("qty 0", _set("b3", qty=0), "BAD_QTY"),
+    ("qty negative", _set("b3", qty=-7), "BAD_QTY"),
     ("two live orders share an arrival_seq", lambda book: _rekey(book, "b3", _order(book, "b1").arrival_seq), "shares arrival_seq"),
     ("negative _trade_seq", _attr("_trade_seq", -1), "_trade_seq is -1"),
     ("negative _seq", _attr("_seq", -5), "_seq is -5"),
@@ -140,7 +186,8 @@ CORRUPTIONS: list[tuple[str, Callable[[OrderBook], None]] | tuple[str, Callable[
     ("resting NEW after a fill", _set("ice", status=OrderStatus.NEW), "is NEW with filled_qty 3"),
     ("trades but no last_price", lambda book: setattr(book, "last_price", None), "no last_price"),
     # issue 15 follow-up: the price heaps depth(k) walks
-    ("a bid level missing from the price heap", lambda book: book._bid_prices.remove(-98), r"bid levels \[98\] are not"),
+    ("a bid level missing from the price heap", lambda book: (book._bid_prices.remove(-98), book._bid_in_heap.discard(98)),
+     r"bid levels \[98\] are not"),
     ("ask price heap out of order", lambda book: book._ask_prices.insert(0, 10**9), "ask price heap breaks heap order"),
     # caught before
     ("heap order broken", _swap_heap_top),
@@ -185,3 +232,38 @@ def test_each_corruption_is_caught(corrupt: Callable[[OrderBook], None], message
     corrupt(book)
     with pytest.raises(AssertionError, match=message):
         book.check_invariants()
+
+
+def test_one_order_object_cannot_be_live_in_two_books() -> None:
+    """Issue 26: the second book refuses it (ORDER_IN_USE) and neither book is touched; once it has ended it may go again."""
+    first, second = OrderBook(SYM), OrderBook(SYM)
+    o = _limit("o1", Side.BUY, 5, 98)
+    first.submit(o)
+    with pytest.raises(OrderRejected) as caught:
+        second.submit(o)
+    assert caught.value.code is RejectReason.ORDER_IN_USE
+    assert len(second) == 0 and first.get("o1") is o and o.arrival_seq == 1
+    first.check_invariants()
+    second.check_invariants()
+    first.cancel("o1")
+    assert second.submit(o) == [] and second.get("o1") is o  # ended: a book may take it again
+
+
+@pytest.mark.parametrize("bad", ["100", 100.0, True, 0, -5, 10**16])
+def test_a_bad_last_price_is_refused_when_the_book_is_made(bad: object) -> None:
+    """Issue 26: ``OrderBook(last_price="100")`` used to be accepted, and a later stop raised TypeError after ``_seq`` moved."""
+    from edumatcher.reference import NaiveBook
+
+    for make in (OrderBook, NaiveBook):
+        with pytest.raises(ValueError, match="last_price must be None or an int"):
+            make(SYM, last_price=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("settings", "message"), [({"protection": -1}, "protection must be"), ({"protection": 1.5}, "protection must be"),
+                                                   ({"budget": 0}, "budget must be"), ({"budget": 2.0}, "budget must be")])
+def test_bad_settings_are_refused(settings: dict[str, object], message: str) -> None:
+    from edumatcher.reference import NaiveBook
+
+    for make in (OrderBook, NaiveBook):
+        with pytest.raises(ValueError, match=message):
+            make(SYM, **settings)  # type: ignore[arg-type]

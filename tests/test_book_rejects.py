@@ -67,7 +67,7 @@ def snapshot(book: OrderBook) -> dict[str, Any]:
         "entries": dict(book._entries),
         "live": {key: id(o) for key, o in book._live.items()},
         "levels": copy.deepcopy((book._bid_levels, book._ask_levels)),
-        "owners": copy.deepcopy(dict(book._owners)),
+        "owners": {owner: [(oid, id(o)) for oid, o in orders.items()] for owner, orders in book._owners.items()},
         "counters": (book._seq, book._trade_seq, book._dead),
     }
 

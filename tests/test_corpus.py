@@ -3,8 +3,9 @@
 Each ``tests/corpus/*.jsonl`` file is a transcript, one canonical JSON object per line
 (``orjson``, sorted keys):
 
-* line 1, ``{"scenario", "about", "symbol", "last_price"}``: what it shows and the book it starts from;
-* ``{"in": op}``: an operation, as in ``edumatcher.differential`` (submit, cancel, cancel_owner);
+* line 1, ``{"scenario", "about", "symbol", "last_price"}``: what it shows and the book it starts from
+  (plus ``"budget"`` and ``"protection"`` when the book is built with those settings);
+* ``{"in": op}``: an operation, as in ``edumatcher.differential`` (submit, cancel, cancel_owner, maintain);
 * after each input, its outputs: ``{"out": "rejected", "code"}`` for a refused order, else
   ``{"out": "returned", "value"}`` for a cancel, then one line per event in order
   (``{"out": "trade", "trade"}``, ``{"out": "cancelled" | "triggered", "order"}``; an event's
@@ -57,7 +58,8 @@ def inputs_of(text: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def transcript(make_book: Callable[[str, int | None], Any], header: dict[str, Any], ops: list[dict[str, Any]]) -> bytes:
     """Replay ``ops`` on a fresh book and write the full transcript, header first."""
-    book = make_book(header["symbol"], header["last_price"])
+    settings = {k: header[k] for k in ("budget", "protection") if k in header}
+    book = make_book(header["symbol"], header["last_price"], **settings)
     out = [canonical(header)]
     ids: list[Any] = []  # every id seen, in order of first appearance, to list the live orders
     for op in ops:
@@ -75,7 +77,13 @@ def transcript(make_book: Callable[[str, int | None], Any], header: dict[str, An
                 out += _events(book)
                 out.append(canonical({"submitted": order.to_dict()}))
         else:
-            value = book.cancel(op["id"]) if op["op"] == "cancel" else book.cancel_owner(op["owner"])
+            now_ns = op.get("now_ns", 0)
+            if op["op"] == "cancel":
+                value = book.cancel(op["id"], now_ns=now_ns)
+            elif op["op"] == "cancel_owner":
+                value = book.cancel_owner(op["owner"], now_ns=now_ns)
+            else:
+                value = book.maintain(now_ns=now_ns)
             out.append(canonical({"out": "returned", "value": value}))
             out += _events(book)
         out.append(canonical({"book": _book_state(book, ids)}))

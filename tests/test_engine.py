@@ -154,7 +154,7 @@ def test_ioc_remainder_is_acked_then_traded_then_cancelled(engine: Engine) -> No
     assert (ack["status"], ack["filled_qty"], ack["remaining_qty"]) == ("CANCELLED", 2, 3)
     _, cancelled = decoded(frames)[2]
     assert cancelled == {"type": "order.cancelled", "id": "b1", "symbol": "XYZ", "owner": "ana",
-                         "cancelled_qty": 3, "filled_qty": 2, "ts": 1001}
+                         "cancelled_qty": 3, "filled_qty": 2, "reason": "IOC_REMAINDER", "ts": 1001}
     assert_spec_valid(frames)
 
 
@@ -167,7 +167,7 @@ def test_cancel_by_its_owner_and_not_by_anyone_else(engine: Engine) -> None:
     frames = engine.handle(make_order_cancel("s1", "XYZ", "bob"))
     assert decoded(frames) == [("order.cancelled.bob", {
         "type": "order.cancelled", "id": "s1", "symbol": "XYZ", "owner": "bob",
-        "cancelled_qty": 5, "filled_qty": 0, "ts": 1002,
+        "cancelled_qty": 5, "filled_qty": 0, "reason": "OWNER_CANCEL", "ts": 1002,
     })]
     assert len(engine.books["XYZ"]) == 0
     (_, again), = decoded(engine.handle(make_order_cancel("s1", "XYZ", "bob")))

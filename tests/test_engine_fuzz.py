@@ -32,7 +32,7 @@ from edumatcher.messages import (
 )
 from edumatcher.metrics import OWNER_ENTRY_BYTES, OwnerCounts
 from edumatcher.model import Order, RejectReason
-from edumatcher.rules import ICEBERG_MAX_PEAKS, MAX_MATCHES_PER_ORDER, min_display_qty
+from edumatcher.rules import ICEBERG_MAX_PEAKS, PROTECTION_TICKS, WORK_BUDGET, min_display_qty
 
 REASONS = {r.value for r in RejectReason}
 IDS = ("s1", "s2", "b1", "st", "c1", "x1")
@@ -256,24 +256,28 @@ def test_fok_with_smp_against_an_owner_holding_many_pending_stops_is_bounded() -
     _grows(costs[0], costs[1], "FOK + SMP, owner with 1e3 vs 1e5 pending stops")
 
 
-def test_a_market_order_into_a_deep_book_stops_at_the_match_limit() -> None:
+def test_a_market_order_into_a_deep_book_pays_for_its_own_fills_only() -> None:
+    # Issue 26: no fill cap (it cost whoever it capped quantity); a sweep stops at its protection price,
+    # and what it costs per trade does not grow with the book.
     costs = []
-    for n in (MAX_MATCHES_PER_ORDER, 100 * MAX_MATCHES_PER_ORDER):
+    for n in (1_000, 100_000):
         engine = _fresh_engine()
-        _rest(engine, n, prefix="a", side="SELL", order_type="LIMIT", qty=1, price=lambda i: 1_100 + i % 100, owner="ann")
+        # n lots a little above the setup's asks, then as many far beyond any protection price
+        _rest(engine, n, prefix="a", side="SELL", order_type="LIMIT", qty=1, price=lambda i: 1_070 + i % 20, owner="ann")
+        _rest(engine, n, prefix="far", side="SELL", order_type="LIMIT", qty=1, price=lambda i: 5_000 + i % 100, owner="ann")
         frames, lines, peak = _work(engine, make_order_new("mkt", "XYZ", "BUY", "MARKET", 10**8, "max", tif="IOC"))
-        trades = [p for topic, p in frames if topic == messages.TOPIC_TRADE_EXECUTED]
-        from_market = [p for p in trades if b'"buy_order_id":"mkt"' in p]
-        assert len(from_market) == MAX_MATCHES_PER_ORDER, len(from_market)
-        assert len(trades) <= MAX_MATCHES_PER_ORDER + 20  # plus the setup's stops, which fire after it
-        costs.append((lines, peak))
-    _grows(costs[0], costs[1], "MARKET into 1e3 vs 1e5 resting lots")
+        trades = [p for topic, p in frames if topic == messages.TOPIC_TRADE_EXECUTED and b'"buy_order_id":"mkt"' in p]
+        assert len(trades) == n + 1 + 5  # the n lots, s1's 9 left, s2's 10 in peaks of 2: all within protection
+        assert all(float(json.loads(p)["price"]) <= (1_050 + PROTECTION_TICKS) / 100 for p in trades)
+        assert b'"reason":"PRICE_PROTECTION"' in frames[-1][1] or any(b"PRICE_PROTECTION" in p for _, p in frames)
+        costs.append((lines // len(trades), peak // len(trades)))
+    _grows(costs[0], costs[1], "MARKET into 1e3 vs 1e5 resting lots, per trade")
 
 
 @pytest.mark.parametrize("smp", ["CANCEL_NEWEST", "CANCEL_OLDEST"])
 def test_a_fok_behind_many_crossing_orders_is_killed_in_bounded_work(smp: str) -> None:
     costs = []
-    for n in (MAX_MATCHES_PER_ORDER, 100 * MAX_MATCHES_PER_ORDER):
+    for n in (1_000, 100_000):
         engine = _fresh_engine()
         whose = "eve" if smp == "CANCEL_OLDEST" else "ann"  # CANCEL_OLDEST: the crossing lots are its own
         _rest(engine, n, prefix="a", side="SELL", order_type="LIMIT", qty=1, price=lambda i: 1_100 + i % 100, owner=whose)
@@ -318,6 +322,43 @@ def test_a_snapshot_of_a_100k_level_book_is_bounded(wide_books: list[Engine]) ->
         assert len(snap["asks"]) == engine.snapshot_levels
         costs.append((lines, peak))
     _grows(costs[0], costs[1], "book.snapshot.request, 1e3 vs 1e5 levels")
+
+
+def test_a_stop_cascade_costs_the_message_that_starts_it_a_budget_not_the_whole_cascade() -> None:
+    # Issue 26: one 1-lot IOC fired every pending stop, whoever owned them (226 ms at 50,000 stops).
+    costs = []
+    for n in (1_000, 100_000):
+        engine = _fresh_engine()
+        _rest(engine, 1, prefix="liq", side="SELL", order_type="LIMIT", qty=n + 1, price=1_070, owner="liz")
+        _rest(engine, n, prefix="st", side="BUY", order_type="STOP", qty=1, stop_price=1_060, owner=lambda i: f"o{i % 97}")
+        # Takes s1's 9 lots at 10.50 and one at 10.60: that print elects every stop.
+        frames, lines, peak = _work(engine, make_order_new("ioc", "XYZ", "BUY", "LIMIT", 10, "ian", tif="IOC", price="10.60"))
+        fired = sum(topic.startswith(b"order.triggered") for topic, _ in frames)
+        assert 0 < fired <= WORK_BUDGET and engine.books["XYZ"].has_outstanding_work()
+        costs.append((lines, peak))
+    _grows(costs[0], costs[1], "stop cascade, 1e3 vs 1e5 stops elected by one IOC")
+
+
+def test_a_mass_cancel_costs_the_message_a_budget() -> None:
+    # Issue 26: order.cancel_owner cancelled everything at once (139 ms for 50,000 orders).
+    costs = []
+    for n in (1_000, 100_000):
+        engine = _fresh_engine()
+        _rest(engine, n, prefix="m", side="BUY", order_type="LIMIT", qty=1, price=lambda i: 900 - i % 50, owner="mo")
+        frames, lines, peak = _work(engine, make_order_cancel_owner("mo"))
+        assert 0 < len(frames) <= WORK_BUDGET and all(b'"reason":"MASS_CANCEL"' in p for _, p in frames)
+        costs.append((lines, peak))
+    _grows(costs[0], costs[1], "order.cancel_owner, 1e3 vs 1e5 orders")
+
+
+def test_deep_snapshots_are_throttled_per_client(wide_books: list[Engine]) -> None:
+    # Issue 26: 73 bytes in, 31 KB out, as often as a client liked.
+    engine = wide_books[1]
+    deep = make_book_snapshot_request("XYZ", "dee", levels=1_000)
+    first, second = engine.handle(deep), engine.handle(deep)
+    assert len(first[0][1]) > 10_000 and b'"reason":"THROTTLED"' in second[0][1] and len(second[0][1]) < 400
+    assert engine.handle(make_book_snapshot_request("XYZ", "other", levels=1_000))[0][0] == b"book.snapshot.XYZ"
+    assert engine.handle(make_book_snapshot_request("XYZ", "dee"))[0][0] == b"book.snapshot.XYZ"  # 20 levels: always
 
 
 def _flood(limit: int, owners: int) -> Engine:

@@ -33,7 +33,7 @@ from edumatcher.messages import (
     static_topic,
     traced_size,
 )
-from edumatcher.model import OrderRejected, RejectReason, Side
+from edumatcher.model import CancelReason, OrderRejected, RejectReason, Side
 
 needs_orjson = pytest.mark.skipif(ORJSON_CODEC is None, reason="orjson is not installed")
 
@@ -49,7 +49,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "order.ack": dict(id="o-1", symbol="XYZ", owner="ana", status="PARTIALLY_FILLED", filled_qty=3, remaining_qty=7,
                       ts=1_700_000_000_123_456_789),
     "order.reject": dict(reason=RejectReason.BAD_QTY, text='qty "x"\n\\ é \u2028 \x1f end', ts=5, id="o-1", owner="ana"),
-    "order.cancelled": dict(id="o-1", symbol="XYZ", owner="ana", cancelled_qty=7, filled_qty=3, ts=5),
+    "order.cancelled": dict(id="o-1", symbol="XYZ", owner="ana", cancelled_qty=7, filled_qty=3,
+                            reason=CancelReason.IOC_REMAINDER, ts=5),
     "trade.executed": dict(symbol="XYZ", seq=1, price="100.25", qty=3, buy_order_id="b", sell_order_id="s",
                            buy_owner="ana", sell_owner="ben", aggressor_side="SELL", ts=5),
     "order.triggered": dict(id="o-1", symbol="XYZ", owner="ana", order_type="STOP", arrival_seq=4, ts=5),
@@ -448,6 +449,7 @@ _account("order.ack", "filled_qty", ("required", "type", "range"), _QTY)
 _account("order.ack", "remaining_qty", ("required", "type", "range"), _QTY)
 _account("order.cancelled", "cancelled_qty", ("required", "type", "range"), _QTY)
 _account("order.cancelled", "filled_qty", ("required", "type", "range"), _QTY)
+_account("order.cancelled", "reason", ("required", "type", "enum"), "the book sets a CancelReason member on every order it cancels")
 _account("order.triggered", "order_type", ("required", "type", "enum"), _ENUM)
 _account("order.triggered", "arrival_seq", ("required", "type", "range"), "the book's sequence counter: starts at 1, counts up")
 _account("order.reject", "reason", ("required", "type", "enum"), "always a RejectReason member")

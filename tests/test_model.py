@@ -11,12 +11,14 @@ import pytest
 
 from edumatcher import model
 from edumatcher.model import (
+    CANCEL_REASON_BY_VALUE,
     ORDER_TYPE_BY_VALUE,
     SELF_MATCH_BY_VALUE,
     SIDE_BY_VALUE,
     STATUS_BY_VALUE,
     TIF,
     TIF_BY_VALUE,
+    CancelReason,
     Order,
     OrderRejected,
     OrderStatus,
@@ -28,7 +30,7 @@ from edumatcher.model import (
     new_order_id,
 )
 
-ENUMS: dict[str, type[enum.Enum]] = {e.__name__: e for e in (Side, OrderType, TIF, OrderStatus, SelfMatch)}
+ENUMS: dict[str, type[enum.Enum]] = {e.__name__: e for e in (Side, OrderType, TIF, OrderStatus, SelfMatch, CancelReason)}
 
 
 def distinctive_values(cls: type) -> dict[str, Any]:
@@ -95,7 +97,7 @@ def test_enums_are_their_wire_strings() -> None:
 @pytest.mark.parametrize(
     ("table", "enum_class"),
     [(SIDE_BY_VALUE, Side), (ORDER_TYPE_BY_VALUE, OrderType), (TIF_BY_VALUE, TIF), (STATUS_BY_VALUE, OrderStatus),
-     (SELF_MATCH_BY_VALUE, SelfMatch)],
+     (SELF_MATCH_BY_VALUE, SelfMatch), (CANCEL_REASON_BY_VALUE, CancelReason)],
 )
 def test_each_enum_table_covers_every_member(table: dict[str, Any], enum_class: type[enum.Enum]) -> None:
     assert len(table) == len(enum_class)

@@ -476,10 +476,12 @@ def test_stop_cascade_chains_sell_stops() -> None:
 
 
 def test_buy_stops_are_looked_at_first_when_both_sides_can_trigger() -> None:
-    """Without a last price both stops wait; the first print (102) makes both triggerable.
+    """Without a last price both stops wait; the first print (102) elects both.
 
-    Buy first: the buy STOP (100 <= 102) lifts the 110 ask, last 110, and then the
-    sell STOP (110 <= 105? no) is no longer triggerable. Sell-first would have hit the 90 bid.
+    Buy first: the buy STOP (100 <= 102) lifts the 110 ask, last 110. The sell STOP was
+    elected by the 102 print (102 <= 105) and stays elected though the price rose since
+    (issue 26: before, it was looked at again at 110 and left pending, as if 102 had never
+    printed): it fires next and hits the 90 bid. Sell-first would have hit the 90 bid first.
     """
     book = NaiveBook(SYM)
     book.submit(stop("sb", "BUY", 1, 100))
@@ -488,8 +490,8 @@ def test_buy_stops_are_looked_at_first_when_both_sides_can_trigger() -> None:
     book.submit(make("a110", "SELL", 1, 110))
     book.submit(make("a102", "SELL", 1, 102))
     trades = trades_of(book, make("x", "BUY", 1, 102))
-    assert trades == [("x", "a102", 102, 1), ("sb", "a110", 110, 1)]
-    assert book.get("ss").status is OrderStatus.PENDING and book.last_price == 110
+    assert trades == [("x", "a102", 102, 1), ("sb", "a110", 110, 1), ("ss", "b90", 90, 1)]
+    assert book.get("ss") is None and book.last_price == 90
 
 
 def test_best_buy_stop_is_lowest_stop_price_then_earliest() -> None:
