@@ -5,7 +5,7 @@ starts with ``verdict:``, and its category (slower / faster / same / undetermine
 must come out the same on every run, on a busy machine too; the numbers inside may vary. This
 module checks that promise. It executes each notebook ``runs`` times, each in a fresh
 ``python3`` kernel whose cwd is the notebook's folder (optionally with CPU-hog processes beside
-it, ``edumatcher.load.cpu_hog``), collects the verdict lines in order of appearance, replaces
+it, ``edumatcher.kit.load.cpu_hog``), collects the verdict lines in order of appearance, replaces
 every number by ``#`` (``normalise``), and compares the runs position by position.
 
 A run that fails (a cell raises, times out, or the kernel dies) makes its chapter unstable, as
@@ -188,7 +188,7 @@ def find_chapters(names: Sequence[str], course: Path) -> list[Path]:
     so ``3`` and ``03`` both mean ``03_*.ipynb``. No names: every chapter in ``course``.
     Raises ``CliError`` for a name that matches nothing.
     """
-    from .cli import CliError
+    from ..cli import CliError
 
     if not names:
         found = sorted(course.glob("*.ipynb"))
@@ -215,7 +215,7 @@ def find_chapters(names: Sequence[str], course: Path) -> list[Path]:
 def _default_course() -> Path:
     """``course/`` in the working directory, else the one beside the package (a checkout)."""
     here = Path("course")
-    return here if here.is_dir() else Path(__file__).resolve().parent.parent / "course"
+    return here if here.is_dir() else Path(__file__).resolve().parents[2] / "course"
 
 
 class _HogKeeper:
@@ -287,8 +287,8 @@ def run_notebook(path: Path, *, timeout: int = DEFAULT_TIMEOUT_S, hog: int = 0) 
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    from .grading.execute import describe_error
-    from .process_groups import signal_group
+    from ..grading.execute import describe_error
+    from ..process_groups import signal_group
 
     nb = nbformat.read(str(path), as_version=4)
     code_index = {i: k for k, i in enumerate((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), 1)}
@@ -428,7 +428,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .cli import CliError
+    from ..cli import CliError
     from .load import MAX_PROCESSES
 
     if args.runs < 1:

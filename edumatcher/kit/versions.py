@@ -26,7 +26,7 @@ real paths match, or when they report the same implementation and full version.
 
 The child returns raw samples; every ratio's 95 % confidence interval and its
 outcome (slower / faster / same / undetermined) are computed here with
-``edumatcher.comparison`` (paired bootstrap of the ratio of medians over the
+``edumatcher.kit`` (paired bootstrap of the ratio of medians over the
 interleaved rounds). An interpreter whose run fails gives one error line and the
 others are still reported.
 
@@ -54,10 +54,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .measure import InterpreterInfo, Measurement, _align, format_rate, format_seconds, machine
+from ._formatter import _align, format_rate, format_seconds
+from ._measurement import Measurement
+from ._metadata import InterpreterInfo, machine
 
 if TYPE_CHECKING:
-    from .comparison import Comparison
+    from ._compare import Comparison
 
 __all__ = [
     "MIN_VERSION", "SUITE", "QUOTED_SOURCE", "FigureSpec", "SPECS", "Found", "Skipped", "Discovery", "Candidate",
@@ -71,7 +73,7 @@ MIN_VERSION = (3, 10)
 SUITE = Path(__file__).with_name("version_suite.py")
 """The script each interpreter runs."""
 
-ROOT = str(Path(__file__).resolve().parents[1])
+ROOT = str(Path(__file__).resolve().parents[2])
 """The checkout the child imports the engine from."""
 
 DEFAULT_BUDGET = 1.0
@@ -491,7 +493,7 @@ def ratio_of(figure: dict[str, Any], info: InterpreterInfo | None = None) -> Com
         extra["interpreter"] = info
     a = Measurement.from_samples(figure["a"], label=labels[0], number=numbers[0], **extra)
     b = Measurement.from_samples(figure["b"], label=labels[1], number=numbers[1], **extra)
-    from .comparison import Comparison  # numpy and SciPy load only when a report is analysed, not for --help
+    from ._compare import Comparison  # numpy and SciPy load only when a report is analysed, not for --help
 
     return Comparison(a, b, paired=True, rounds=len(figure["a"]), stop_reason=figure.get("stop_reason", ""))
 
@@ -742,7 +744,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .cli import CliError
+    from ..cli import CliError
 
     budget = args.budget if args.budget is not None else (QUICK_BUDGET if args.quick else DEFAULT_BUDGET)
     if not 0 < budget <= 60:
@@ -776,7 +778,7 @@ def _run(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps(to_json(report), indent=1), encoding="utf-8")
         print(f"raw numbers: {args.json}")
     if not args.no_figure and report.ok_runs:
-        from .figures.versions import ratio_bars
+        from ..figures.versions import ratio_bars
 
         ratio_bars(report).savefig(args.figure, dpi=120)
         print(f"figure: {args.figure}")

@@ -32,7 +32,7 @@ Response >= service for every message, and the gap is the queueing delay.
 ``LatencyReport`` puts both into HDR histograms (``hdrh``, ns, 3 significant
 digits) and reports the spectrum to the max: p50, p90, p99, p99.9, p99.99, max.
 
->>> from edumatcher.open_loop import arrival_offsets, drive
+>>> from edumatcher.kit.open_loop import arrival_offsets, drive
 >>> clock = [0]
 >>> def handle(payload):  # a fake engine: each message takes 100 µs of fake time
 ...     clock[0] += 100_000

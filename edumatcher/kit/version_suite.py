@@ -1,13 +1,13 @@
 """The course's headline measurements, as one self-contained script for any CPython 3.10+.
 
-``python -m edumatcher versions`` (``edumatcher.versions``) runs this file with
+``python -m edumatcher versions`` (``edumatcher.kit.versions``) runs this file with
 each interpreter it finds, as ``python path/to/version_suite.py '{"budget": 1.0}'``,
 and reads one JSON document from its stdout; progress lines go to stderr. The
 child uses **only the standard library**: the interpreter under test may have no
 numpy, scipy or orjson. It takes raw samples and returns them all; the parent
-computes every ratio's confidence interval with ``edumatcher.comparison``.
+computes every ratio's confidence interval with ``edumatcher.kit``.
 
-How each pair is sampled (the same method as ``edumatcher.comparison``):
+How each pair is sampled (the same method as ``edumatcher.kit``):
 interleaved rounds, one sample of A and one of B per round in an order drawn at
 random for each round, each sample calibrated to last about half a millisecond
 (``SAMPLE_TARGET``) and read from the thread's CPU clock where that clock is
@@ -73,13 +73,13 @@ SUITE_VERSION = 1
 """Bumped when a figure's definition changes, so JSON files from different suites are not mixed up."""
 
 SAMPLE_TARGET = 0.0005
-"""Seconds one sample should last (as ``edumatcher.comparison.SAMPLE_TARGET``)."""
+"""Seconds one sample should last (as ``edumatcher.kit.SAMPLE_TARGET``)."""
 
 MIN_ROUNDS = 12
-"""Fewest interleaved rounds per pair (as ``edumatcher.comparison.MIN_ROUNDS``)."""
+"""Fewest interleaved rounds per pair (as ``edumatcher.kit.MIN_ROUNDS``)."""
 
 MAX_ROUNDS = 400
-"""Most interleaved rounds per pair (as ``edumatcher.comparison.MAX_ROUNDS``)."""
+"""Most interleaved rounds per pair (as ``edumatcher.kit.MAX_ROUNDS``)."""
 
 FIELDS = 18
 """Field count of seed 000's dataclass."""
@@ -382,7 +382,7 @@ def facts() -> dict[str, Any]:
 
 
 def interpreter() -> dict[str, Any]:
-    """Who ran the suite (the fields of ``edumatcher.measure.InterpreterInfo``, plus the executable)."""
+    """Who ran the suite (the fields of ``edumatcher.kit.InterpreterInfo``, plus the executable)."""
     build_no, build_date = platform.python_build()
     flags: list[str] = []
     if sysconfig.get_config_var("Py_DEBUG"):

@@ -77,23 +77,23 @@ from typing import Any
 
 import numpy as np
 
-from .measure import (
-    Measurement,
+from ._formatter import _align, _percent, _warnings_html, format_seconds
+from ._measurement import Measurement
+from ._runner import (
+    SAMPLE_TARGET,
+    TIMER,
+    TIMER_NAME,
     Pass,
-    _align,
-    _calibrate,
+    _clock_name,
     _interleave_ids,
-    _make_sampler,
-    _percent,
-    _warnings_html,
+    calibrated_sampler,
     collector,
-    format_seconds,
 )
 
 __all__ = [
     "CONFIDENCE", "NEGLIGIBLE", "PRECISION", "BUDGET", "SAMPLE_TARGET", "MIN_ROUNDS", "MAX_ROUNDS",
     "TIMER", "TIMER_NAME", "OUTCOMES", "Comparison", "ratio_interval", "calibrated_sampler", "compare",
-    "compare_sampled", "compare_interleaved", "compare_passes",
+    "compare_sampled", "compare_interleaved", "compare_passes", "significance",
 ]
 
 CONFIDENCE = 0.95
@@ -107,39 +107,6 @@ PRECISION = 0.03
 
 BUDGET = 2.5
 """Seconds one adaptive comparison may take, calibration and warm-up included."""
-
-SAMPLE_TARGET = 0.0005
-"""Seconds one calibrated sample should last: half a millisecond, shorter than a scheduler time slice.
-
-On a machine where other processes want the CPU, the scheduler takes it away from
-us for a few milliseconds at a time; a wall-time sample that
-lasts longer than a time slice is almost always cut at least once, by an amount
-that has nothing to do with the code, so even the median is inflated (measured
-when this was written, CPython 3.11.7 on a 2-CPU AMD EPYC VM beside two CPU hogs:
-10 ms samples gave 300-700 ns for a 30 ns dict lookup and put the verdict on
-either side). A 0.5 ms sample usually runs whole between
-two preemptions, and the median picks those clean samples out.
-"""
-
-def _cpu_timer() -> tuple[Callable[[], float], str]:
-    info = time.get_clock_info("thread_time") if hasattr(time, "thread_time") else None
-    if info is not None and info.resolution <= 1e-6:
-        return time.thread_time, "thread CPU time"
-    # Windows counts thread time in 15.6 ms ticks: far too coarse for a 0.5 ms sample.
-    return time.perf_counter, "wall time"
-
-
-TIMER, TIMER_NAME = _cpu_timer()
-"""The clock comparisons read: this thread's CPU time where it is precise, else wall time.
-
-The question a comparison answers is "which code costs more", and on a shared
-machine wall time also counts the milliseconds the scheduler gave to other
-processes, by chance more to one side than the other. The thread's CPU time
-(``time.thread_time``) leaves those out and keeps everything the code itself does
-on the CPU, the collector included. Latency, which is what a client waits, is
-always wall time (``edumatcher.open_loop``). Pass ``timer=time.perf_counter`` to
-compare wall times instead.
-"""
 
 MIN_ROUNDS = 12
 """Fewest rounds before an interval is trusted (a bootstrap of fewer is too coarse)."""
@@ -435,22 +402,6 @@ def compare_sampled(
                       negligible=negligible)
 
 
-def calibrated_sampler(
-    fn_or_stmt: Callable[[], object] | str, *, setup: Callable[[], object] | str | None = None,
-    namespace: dict[str, Any] | None = None, target: float = SAMPLE_TARGET, timer: Callable[[], float] | None = None,
-) -> tuple[Callable[[], float], int]:
-    """Return ``(sample, number)``: a zero-argument sampler of seconds per call, and the calls in one sample.
-
-    ``number`` is calibrated so one sample lasts about ``target`` seconds on
-    ``timer`` (``TIMER`` by default), and one untimed sample has already run as a
-    warm-up. For experiments that interleave more than two statements in one round.
-    """
-    sample = _make_sampler(fn_or_stmt, setup, {} if namespace is None else namespace, TIMER if timer is None else timer)
-    number = _calibrate(sample, target)
-    sample(number)  # warm-up: the specialising interpreter and caches settle before anything is kept
-    return (lambda: sample(number) / number), number
-
-
 def compare_interleaved(
     a: Callable[[], object] | str,
     b: Callable[[], object] | str,
@@ -551,7 +502,74 @@ def compare_passes(
     return result
 
 
-def _clock_name(timer: Callable[[], float]) -> str:
-    if timer is TIMER:
-        return TIMER_NAME
-    return "wall time" if timer is time.perf_counter else getattr(timer, "__name__", "custom clock")
+# --------------------------------------------------------------------------- a rank test
+
+
+def significance(samples_a: Sequence[float], samples_b: Sequence[float]) -> float:
+    """Two-sided p-value of the Mann-Whitney U (Wilcoxon rank-sum) test. Stdlib only.
+
+    The question: could both sets of samples come from the same distribution?
+    Pool them, rank them (ties share the mean of their ranks) and add up the ranks
+    of ``samples_a``. The p-value is the probability, over every way of splitting
+    the pooled ranks into groups of these sizes, of a rank sum at least as far from
+    its expected value as the one observed.
+
+    * 30 samples or fewer in total: that probability is computed **exactly**, by
+      counting every split (dynamic programming over subset sizes and rank sums;
+      exact with ties too).
+    * More: the normal approximation with tie correction and continuity correction.
+
+    The test assumes nothing about the shape of the distributions, which suits
+    timings (skewed, with outliers). With 5 against 5 samples the smallest
+    possible p-value is 2/252, about 0.008.
+
+    >>> round(significance([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), 4)
+    0.0079
+    >>> significance([1, 2, 3], [1, 2, 3])
+    1.0
+    """
+    a, b = [float(x) for x in samples_a], [float(x) for x in samples_b]
+    if not a or not b:
+        raise ValueError("significance() needs at least one sample on each side")
+    n1, n2 = len(a), len(b)
+    n = n1 + n2
+    pooled = sorted([(x, 0) for x in a] + [(x, 1) for x in b])
+    # Doubled mid-ranks stay integers: a tie over ranks i..j gets i + j.
+    ranks2: list[int] = []
+    tie_sizes: list[int] = []
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        ranks2 += [i + 1 + j + 1] * (j - i + 1)
+        tie_sizes.append(j - i + 1)
+        i = j + 1
+    observed2 = sum(r for r, (_, side) in zip(ranks2, pooled, strict=True) if side == 0)
+    expected2 = n1 * (n + 1)  # twice the expected rank sum n1(n+1)/2
+    if n <= 30:
+        return _exact_rank_sum_p(ranks2, n1, abs(observed2 - expected2), expected2)
+    u = observed2 / 2 - n1 * (n1 + 1) / 2
+    mu = n1 * n2 / 2
+    tie_term = sum(t**3 - t for t in tie_sizes) / (n * (n - 1))
+    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term))
+    if sigma == 0:
+        return 1.0
+    z = max(abs(u - mu) - 0.5, 0.0) / sigma
+    return min(1.0, math.erfc(z / math.sqrt(2)))
+
+
+def _exact_rank_sum_p(ranks2: list[int], n1: int, observed_distance: int, expected2: int) -> float:
+    # counts[k][s]: how many k-element subsets of the ranks seen so far have doubled sum s.
+    total = sum(ranks2)
+    counts = [[0] * (total + 1) for _ in range(n1 + 1)]
+    counts[0][0] = 1
+    for seen, r in enumerate(ranks2):
+        for k in range(min(seen + 1, n1), 0, -1):
+            below, row = counts[k - 1], counts[k]
+            for s in range(total - r, -1, -1):
+                if below[s]:
+                    row[s + r] += below[s]
+    final = counts[n1]
+    extreme = sum(c for s, c in enumerate(final) if c and abs(s - expected2) >= observed_distance)
+    return min(1.0, extreme / sum(final))

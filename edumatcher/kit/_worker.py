@@ -13,7 +13,7 @@ variation *between processes* (memory layout, hash seeds, what the allocator
 got from the system) is part of the spread, not hidden by it.
 
 How: ``run_isolated("package.module:function", {"arg": 1})`` starts
-``sys.executable -m edumatcher.isolated`` (the same interpreter, its ``-X``
+``sys.executable -m edumatcher.kit._worker`` (the same interpreter, its ``-X``
 options not carried over, the environment inherited, this package put on
 ``PYTHONPATH``), sends the target and its keyword arguments as JSON on stdin, and
 reads the function's JSON-able return value back from the child's stdout. While
@@ -22,9 +22,9 @@ the function runs, the child's ``sys.stdout`` points at its stderr, so a stray
 times, one worker after another (never at once: workers running side by side
 would compete for the cores and time each other).
 
->>> run_isolated("edumatcher.isolated:echo", {"value": [1, 2]})["value"]
+>>> run_isolated("edumatcher.kit._worker:echo", {"value": [1, 2]})["value"]
 [1, 2]
->>> run_isolated("edumatcher.isolated:echo")["pid"] != os.getpid()
+>>> run_isolated("edumatcher.kit._worker:echo")["pid"] != os.getpid()
 True
 """
 
@@ -42,11 +42,11 @@ from typing import Any
 
 import orjson
 
-from .process_groups import signal_group
+from ..process_groups import signal_group
 
 __all__ = ["IsolatedRunError", "run_isolated", "run_workers", "echo", "fail", "sleep"]
 
-_ROOT = str(Path(__file__).resolve().parents[1])
+_ROOT = str(Path(__file__).resolve().parents[2])
 _STDERR_TAIL = 2_000  # characters of the child's error output quoted in an IsolatedRunError
 _RESULT_LIMIT = 100_000_000  # bytes of a result read back; the course's results are kilobytes
 
@@ -93,7 +93,7 @@ def run_isolated(target: str, kwargs: Mapping[str, Any] | None = None, *, timeou
     # output are read back, so a chatty target cannot fill this process's memory. It runs in a
     # session of its own, so on a timeout everything it started is killed with it.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "edumatcher.isolated"], stdin=subprocess.PIPE, stdout=out,
+        proc = subprocess.Popen([sys.executable, "-m", "edumatcher.kit._worker"], stdin=subprocess.PIPE, stdout=out,
                                 stderr=err, env=_child_env(), start_new_session=True)
         try:
             proc.communicate(request, timeout=timeout)
