@@ -110,13 +110,14 @@ COMPACT_FACTOR = 2
 COMPACT_SLACK = 64
 """Slack so a nearly empty book does not rebuild its heaps on every cancel."""
 
-COMPACT_INLINE_MAX = 16_384
-"""With a budget, a heap of at most this many entries is compacted whole, in C (about
-half a millisecond); a bigger one a slice at a time."""
+COMPACT_INLINE_MAX = 4_096
+"""With a budget, a heap of at most this many entries is compacted whole, in C (a few
+hundred microseconds); a bigger one a slice at a time."""
 
-COMPACT_SLICE = 8_192
-"""With a budget, entries one compaction slice examines (at most ``COMPACT_SLICE // 32``
-of them taken out: each removal is a sift in Python)."""
+COMPACT_SLICE = 2_048
+"""With a budget, entries one compaction slice examines; at most a quarter of them are
+taken out (each removal is a sift in Python, O(log n)). On a big heap each look-up is a
+cache miss, so it is the count of entries, not the algorithm, that bounds a slice."""
 
 Event = tuple[str, "Trade | Order"]
 """One entry of ``OrderBook.events``: ``("trade", Trade)``, ``("cancelled", Order)`` or ``("triggered", Order)``."""
@@ -1276,7 +1277,7 @@ class OrderBook:
         live = self._live
         heaps = (self._bids, self._asks, self._buy_stops, self._sell_stops)
         examined = 0
-        removals = COMPACT_SLICE // 32
+        removals = COMPACT_SLICE // 4
         state = self._pass
         while state is not None and examined < COMPACT_SLICE and removals:
             h, pos = state
@@ -1292,19 +1293,21 @@ class OrderBook:
                     continue
                 pos = n - 1
             while pos >= 0 and examined < COMPACT_SLICE and removals:
+                examined += 1
                 if pos < len(heap) and heap[pos] not in live:
                     _remove_at(heap, pos)
                     self._dead -= 1
                     removals -= 1
+                    # Look at this place again: a sift up may have moved an entry not yet looked at into it.
+                    continue
                 pos -= 1
-                examined += 1
             state = ([h + 1, None] if h < 3 else None) if pos < 0 else [h, pos]
         self._pass = state
 
     def _compact_prices(self, is_bid: bool) -> None:
         """Drop one side's stale price entries: all at once when small (or without a budget), else a slice.
 
-        A slice examines ``COMPACT_SLICE // 32`` entries, going down the heap from where
+        A slice examines ``COMPACT_SLICE // 8`` entries, going down the heap from where
         the last one stopped (then from the end again): each level made while the heap is
         over its bound pays for one, and at least half of the entries it meets are stale.
         """
@@ -1320,7 +1323,7 @@ class OrderBook:
         pos = self._price_pass[is_bid]
         if not 0 <= pos < len(heap):
             pos = len(heap) - 1
-        for _ in range(COMPACT_SLICE // 32):
+        for _ in range(COMPACT_SLICE // 8):
             if pos < 0:
                 break
             if pos < len(heap):
@@ -1329,6 +1332,7 @@ class OrderBook:
                 if p not in levels:
                     _remove_at(heap, pos)
                     in_heap.discard(p)
+                    continue  # this place again: a sift up may have moved an entry into it
             pos -= 1
         self._price_pass[is_bid] = pos
 

@@ -175,7 +175,7 @@ class NaiveBook:
         # Acceptance: the spec's checks, then the ones that need the book.
         validate_new_order(order, self.symbol)
         if self.get(order.id) is not None:
-            raise OrderRejected(RejectReason.DUPLICATE_ID, f"order id {order.id!r} is already live")
+            raise OrderRejected(RejectReason.DUPLICATE_ID, f"order id {order.id!r} is already live in the book")
         if order.arrival_seq and order.status in (*_LIVE_STATUSES, OrderStatus.PENDING):
             raise OrderRejected(RejectReason.ORDER_IN_USE, f"this Order object ({order.id!r}) is live in a book")
         # A fresh list rather than .clear(): whoever kept the previous call's events keeps them.

@@ -44,22 +44,26 @@ def test_quick_run_prints_method_figures_and_checks(capsys):
         "[3/5] results",
         "ratio full/bare (OrderBook ops/s / BareBook ops/s):",
         "target (issue): full/bare >= 0.60; this run:",
+        "[5/5] the issues' conditions: standard(20,000, seed=1), collector ON",
+        "goal: OrderBook ops/s / LeanBook ops/s (issue 26) >= 0.50; this run:",
+        "quoted from issues 15 and 26",
+        "the lesson: OrderBook/BareBook",
         "(agree, on every pass)",
         "[4/5] NaiveBook against OrderBook on the first 2,000 operations",
-        "[5/5] issue 15's conditions: standard(20,000, seed=1), collector ON",
-        "goal (issue 15): OrderBook/BareBook >= 0.50; this run:",
-        "quoted from issue 15's measurement on this kind of machine",
         "peak memory:",
     ):
         assert expected in out, expected
     # The peers are quoted beside the goal ratio, each labelled, none measured here.
-    goal_at = next(i for i, line in enumerate(lines) if "goal (issue 15)" in line)
-    assert re.search(r"this run: \d\.\d\d \(pass-to-pass range \d\.\d\d–\d\.\d\d\), (met|NOT met)$", lines[goal_at])
+    goal_at = next(i for i, line in enumerate(lines) if "LeanBook ops/s (issue 26) >= 0.50" in line)
+    # Judged from the interval, never the median alone (issue 26).
+    verdict = r"this run: \d\.\d{3} \(95 % CI \d\.\d{3}–\d\.\d{3}\), (met|NOT met|too close to call)$"
+    assert re.search(verdict, lines[goal_at])
+    assert re.search(verdict, next(line for line in lines if "target (issue): full/bare" in line))
     quoted = "\n".join(lines[goal_at:])
-    for peer in ("PyLOB", "1.6x", "pyorderbook", "2.3x", "ABIDES", "11x", "fastlob", "wrong fills"):
+    for peer in ("PyLOB", "1.6x", "pyorderbook", "2.3x", "ABIDES", "11x", "fastlob", "wrong fills", "0.46 (0.41-0.51)"):
         assert peer in quoted, peer
-    # One progress line per pass: 1 warm-up + 5 passes, two contenders, three races.
-    assert sum(line.lstrip().startswith(("warm-up", "pass ")) for line in lines) == 3 * 2 * 6
+    # One progress line per pass: 1 warm-up + 5 passes; two contenders, two, then three (LeanBook).
+    assert sum(line.lstrip().startswith(("warm-up", "pass ")) for line in lines) == (2 + 2 + 3) * 6
     assert any(line.lstrip().startswith("OrderBook") and "ops/s" in line and "min–max" in line for line in lines)
     assert any(line.lstrip().startswith("BareBook") and "ops/s" in line and "min–max" in line for line in lines)
     assert any(line.lstrip().startswith("NaiveBook is ") and "x slower than OrderBook" in line

@@ -1,4 +1,4 @@
-"""``bench bounds``: wires issue 15's rows to the CLI and reports the default queue count against tracemalloc."""
+"""``bench bounds``: wires issues 15 and 26's rows to the CLI and reports the default queue count against tracemalloc."""
 
 from __future__ import annotations
 
@@ -12,18 +12,19 @@ from edumatcher.cli import main
 
 @pytest.fixture
 def small(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Small frame counts; the book rows are tests/test_book_bounds*'s subject, so only their call is recorded."""
+    """Small frame counts; the book rows are tests/test_book_bounds*'s subject, so only their calls are recorded."""
     calls: list[bool] = []
     monkeypatch.setattr(bounds_bench, "QUICK_FRAMES", (3_000, 200_000))
-    monkeypatch.setattr(book_bounds, "run", lambda *, quick=False: calls.append(quick) or 0)
+    monkeypatch.setattr(book_bounds, "run_issue_26", lambda *, quick=False, say=print: calls.append(quick))
+    monkeypatch.setattr(book_bounds, "run_issue_15", lambda *, quick=False, say=print: calls.append(quick))
     return calls
 
 
-def test_bench_bounds_quick_prints_three_parts_and_the_queue_holds_its_cap(small: list[bool], capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_bounds_quick_prints_four_parts_and_the_queue_holds_its_cap(small: list[bool], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "bounds", "--quick"]) == 0
     out = capsys.readouterr().out
-    assert small == [True], "the book's rows run, quick"
-    assert out.index("[1/3]") < out.index("[2/3]") < out.index("[3/3]")
+    assert small == [True, True], "the book's rows run, quick"
+    assert out.index("[1/4]") < out.index("[2/4]") < out.index("[3/4]") < out.index("[4/4]")
     assert "verdict: a queue bounded by len():" in out
     # The default ByteBoundedQueue counts real memory: tracemalloc sees no more than its cap (+5 %).
     assert "verdict: the default count bounds what the queue holds" in out, out

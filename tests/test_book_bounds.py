@@ -234,15 +234,15 @@ def test_a_fok_walk_drops_the_dead_keys_it_meets_so_the_next_one_does_not_meet_t
     for i in range(3_000):
         book.cancel(f"d{i}")
     book.submit(limit("far", Side.SELL, 5, MID + 2))
-    book.submit(limit("mine", Side.BUY, 1, MID - 9_000, owner="bob"))  # bob has a live order: his smp FOKs walk
+    book.submit(limit("mine", Side.SELL, 1, MID + 2, owner="bob"))  # bob's own, behind far: his smp FOK walks
     assert book.heap_entries() - len(book) >= 3_000
     for _ in range(3):
         examined.clear()
-        fok = limit("f", Side.BUY, 6, MID + 2, owner="bob", tif=TIF.FOK, smp=SelfMatch.CANCEL_NEWEST)
-        assert len(book.submit(fok)) == 0 and fok.status is OrderStatus.CANCELLED  # 6 lots cross, 6 needed...
+        fok = limit("f", Side.BUY, 7, MID + 2, owner="bob", tif=TIF.FOK, smp=SelfMatch.CANCEL_NEWEST)
+        assert book.submit(fok) == [] and fok.status is OrderStatus.CANCELLED  # 7 cross, but the 7th is bob's
         book.check_invariants()
-        book.submit(limit("top", Side.SELL, 1, MID)) if book.get("top") is None else None
-    assert len(examined) == 2, "the first FOK dropped the 3,000 dead keys; later ones meet only the live two"
+    assert len(examined) == 3, "the first FOK dropped the 3,000 dead keys; later ones meet only the live three"
+    assert book.depth(3)[1] == [(MID, 1, 1), (MID + 2, 2, 6)]
 
 
 def test_the_hostile_pattern_of_cancels_then_a_fok_costs_no_full_compaction(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -462,8 +462,8 @@ def test_levels_made_and_emptied_at_the_top_cost_depth_no_rebuild(monkeypatch: p
     # Review of the first version: 66 levels made and emptied at the top forced an O(L) rebuild of
     # the price heap on every depth(1) (8-11 ms at 100k levels, repeatable every 132 messages).
     rebuilds = []
-    real = OrderBook._rebuild_prices
-    monkeypatch.setattr(OrderBook, "_rebuild_prices", lambda self, is_bid: (rebuilds.append(is_bid), real(self, is_bid)))
+    real = OrderBook._compact_prices
+    monkeypatch.setattr(OrderBook, "_compact_prices", lambda self, is_bid: (rebuilds.append(is_bid), real(self, is_bid)))
     book = OrderBook(SYM)
     for i in range(20_000):
         book.submit(limit(f"k{i}", Side.SELL, 1, MID + 1_000 + i))
@@ -487,12 +487,57 @@ def test_resting_order_bytes_is_measured_and_at_least_the_order_itself() -> None
     assert per_order > sys.getsizeof(limit("x", Side.BUY, 1, 1))
 
 
-def test_the_bounds_benchmark_runs_and_prints_every_row(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_bounds_benchmark_runs_and_prints_every_row(capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(book_bounds, "QUICK_SIZES", (600, 1_200))  # behaviour, not figures
+    monkeypatch.setattr(book_bounds, "QUICK_COMPACTION_SIZES", (600, 1_200))
     assert book_bounds.run(quick=True) == 0
     out = capsys.readouterr().out
     with capsys.disabled():
         print("\n" + out)
-    for row in ("refused on entry", "into iceberg display_qty 100", "pending stops", "FOK 1 lot", "depth(20)", "one resting order",
-                "quoted from issue 15", "match limit off", "10,000 one-lot asks (match limit 1,000): "):
-        assert row in out
-    assert "1,000 trades, rest CANCELLED" in out and "10,000 trades, rest CANCELLED" in out
+    for pattern in book_bounds.patterns():
+        assert pattern.name in out and pattern.before in out
+    assert out.count("    verdict: ") == len(book_bounds.patterns())
+    assert out.count("without a budget: ") == 2 * len(book_bounds.patterns())
+    for row in ("refused on entry", "into iceberg display_qty 100", "pending stops", "FOK 1 lot", "depth(20)",
+                "one resting order", "quoted from its table", "griefing case", "filled 1,000,000 in 1,001 trades",
+                "FOK for 5,000 against 5,000 one-lot orders: FILLED, 5,000 trades", "per trade"):
+        assert row in out, row
+
+
+def test_each_pattern_takes_a_budget_per_call_at_both_sizes() -> None:
+    """Issue 26's patterns, counted: no call (the message, or one maintenance call) emits more than a
+    budget's worth of frames plus one stop's own run, at either size; without a budget one call does it all."""
+    for pattern in book_bounds.patterns()[:2]:  # the cascade and the mass cancel: the ones that leave work
+        for n in (1_200, 3_000):
+            run = pattern.build(n, WORK_BUDGET)
+            assert run.events_max <= WORK_BUDGET + 3 and len(run.maintenance) >= n // WORK_BUDGET - 1
+            unbounded = pattern.build(n, None)
+            assert unbounded.maintenance == [] and unbounded.events_max >= n
+
+
+def test_with_a_budget_compaction_goes_a_slice_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: the one cancel that broke the bound rebuilt every heap, O(live) (0.65-1.25 s at a million).
+    With a budget it starts a pass; each maintain() removes at most a slice's worth, and the heaps end
+    within the bound, a valid heap after every slice."""
+    from edumatcher.book import COMPACT_INLINE_MAX, COMPACT_SLICE
+
+    full = []
+    monkeypatch.setattr(OrderBook, "_compact", lambda self: full.append(1))
+    book = OrderBook(SYM, budget=WORK_BUDGET)
+    n = 3 * COMPACT_INLINE_MAX
+    for i in range(2 * n):
+        book.submit(limit(f"o{i}", Side.BUY if i % 2 else Side.SELL, 1, MID + (-1 - i % 300 if i % 2 else 1 + i % 300)))
+    i = 0
+    while book._pass is None:
+        assert book.cancel(f"o{i}")
+        i += 1
+    assert i > n and book.needs_maintenance() and full == []
+    calls = 0
+    while book.needs_maintenance():
+        dead = book._dead
+        book.maintain()
+        calls += 1
+        assert dead - book._dead <= COMPACT_SLICE // 4
+        book.check_invariants()
+    assert full == [] and calls > 4 and book.heap_entries() == len(book)

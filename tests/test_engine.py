@@ -603,3 +603,112 @@ def test_keeping_sink_keeps_every_frame_in_order() -> None:
     assert sink.frames == [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")] and sink.topics() == [b"a", b"b", b"c"]
     sink.clear()
     assert len(sink) == 0
+
+
+# --------------------------------------------------------------------------- issue 26: reasons, budgets, maintenance
+
+def test_every_cancel_on_the_wire_says_why(engine: Engine) -> None:
+    """One of each CancelReason, as a client sees it in order.cancelled."""
+    reasons: dict[str, str] = {}
+
+    def collect(frames: list[tuple[bytes, bytes]]) -> None:
+        for _, msg in decoded(frames):
+            if msg["type"] == "order.cancelled":
+                reasons[msg["id"]] = msg["reason"]
+
+    engine.handle(new("s1", "SELL", 2, "10.00", owner="bob"))
+    collect(engine.handle(new("ioc", "BUY", 5, "10.00", tif="IOC")))  # 2 filled, 3 left: IOC_REMAINDER
+    collect(engine.handle(new("fok", "BUY", 5, "10.00", tif="FOK")))  # nothing crosses: FOK_KILLED
+    engine.handle(new("own", "SELL", 1, "10.00", owner="ana"))
+    collect(engine.handle(new("smp", "BUY", 1, "10.00", smp="CANCEL_NEWEST")))  # meets its own: SELF_MATCH
+    collect(engine.handle(make_order_cancel("own", "XYZ", "ana")))  # OWNER_CANCEL
+    engine.handle(new("m1", "BUY", 1, "9.00", owner="mo"))
+    collect(engine.handle(make_order_cancel_owner("mo")))  # MASS_CANCEL
+    engine.handle(new("a1", "SELL", 1, "10.00", owner="ann"))
+    engine.handle(new("a2", "SELL", 1, "12.00", owner="ann"))  # 200 ticks above: beyond the protection price
+    collect(engine.handle(new("mkt", "BUY", 5, None, order_type="MARKET", tif="IOC")))  # PRICE_PROTECTION
+    assert reasons == {"ioc": "IOC_REMAINDER", "fok": "FOK_KILLED", "smp": "SELF_MATCH", "own": "OWNER_CANCEL",
+                       "m1": "MASS_CANCEL", "mkt": "PRICE_PROTECTION"}
+
+
+def test_work_left_by_a_message_goes_on_in_maintenance() -> None:
+    clock = Clock(now=1_000, step=10)
+    engine = Engine(["XYZ"], clock=clock, book_factory=lambda s: OrderBook(s, budget=4))
+    engine.handle(new("liq", "SELL", 100, "10.00", owner="liz"))
+    for i in range(10):  # no last price yet: they wait
+        engine.handle(new(f"st{i}", "BUY", 1, None, order_type="STOP", stop_price="10.00", owner=f"o{i}"))
+    frames = engine.handle(new("go", "BUY", 1, "10.00", owner="ian"))  # prints 10.00: elects all ten stops
+    triggered = [m["id"] for _, m in decoded(frames) if m["type"] == "order.triggered"]
+    assert 0 < len(triggered) < 10 and engine.books["XYZ"].has_outstanding_work()
+    sink = KeepingSink()
+    calls = 0
+    while engine.books["XYZ"].needs_maintenance():
+        before = clock.now
+        engine.maintain(sink, idle=True)
+        calls += 1
+        assert clock.now > before  # idle: stamped with a fresh clock read
+    triggered += [m["id"] for _, m in decoded(sink.frames) if m["type"] == "order.triggered"]
+    assert triggered == [f"st{i}" for i in range(10)] and calls > 1  # in order, over several calls
+    assert_spec_valid(sink.frames)
+
+
+def _case_payloads(seed: int, ops: int) -> list[bytes | None]:
+    """A differential case (every order type, stops, mass cancels) as wire payloads at 0 decimals, with idle ticks."""
+    from edumatcher.differential import generate_case
+
+    owners: dict[str, str] = {}
+    out: list[bytes | None] = []
+    for op in generate_case(seed, ops, maintain=0.1).ops:
+        if op["op"] == "maintain":
+            out.append(None)
+        elif op["op"] == "cancel":
+            out.append(make_order_cancel(op["id"], "XYZ", owners.get(op["id"], "ann")))
+        elif op["op"] == "cancel_owner":
+            out.append(make_order_cancel_owner(op["owner"]))
+        else:
+            d = op["order"]
+            try:
+                out.append(make_order_new(d["id"], d["symbol"], d["side"], d["order_type"], d["qty"], d["owner"],
+                                          tif=d.get("tif"), price=d.get("price"), stop_price=d.get("stop_price"),
+                                          display_qty=d.get("display_qty"), smp=d.get("smp")))
+                owners[d["id"]] = d["owner"]
+            except Exception:  # a defective order the builder refuses: send the raw JSON, for a reject
+                out.append(json.dumps({"type": "order.new", **d}).encode())
+    return out
+
+
+@pytest.mark.parametrize("budget", [1, 3])
+def test_the_same_payloads_and_idle_ticks_give_the_same_frames_over_either_book(budget: int) -> None:
+    """Deterministic: frames depend on the calls, never on time; and NaiveBook with the same budget agrees byte for byte."""
+    payloads = [p for seed in range(4) for p in _case_payloads(seed, 150)]
+    outputs = []
+    for factory in (OrderBook, OrderBook, NaiveBook):
+        engine = Engine(["XYZ"], decimals=0, clock=Clock(), book_factory=lambda s, f=factory: f(s, budget=budget))
+        sink = KeepingSink()
+        engine.run(IterableSource(payloads), sink)
+        outputs.append(sink.frames)
+        assert_spec_valid(sink.frames)
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert any(b'"reason":"MASS_CANCEL"' in p for _, p in outputs[0])
+
+
+def test_deep_snapshots_are_served_once_per_interval_per_client_and_symbol() -> None:
+    clock = Clock(now=1_000, step=0)
+    engine = Engine(["XYZ", "ABC"], clock=clock, snapshot_request_interval_ns=1_000)
+    deep = make_book_snapshot_request("XYZ", "sam", levels=50)
+    assert kinds(engine.handle(deep)) == ["book.snapshot"]
+    (_, refused), = decoded(engine.handle(deep))
+    assert refused["reason"] == "THROTTLED" and refused["owner"] == "sam"
+    assert kinds(engine.handle(make_book_snapshot_request("ABC", "sam", levels=50))) == ["book.snapshot"]  # other symbol
+    assert kinds(engine.handle(make_book_snapshot_request("XYZ", "sue", levels=50))) == ["book.snapshot"]  # other client
+    assert kinds(engine.handle(make_book_snapshot_request("XYZ", "sam"))) == ["book.snapshot"]  # 20 levels: always
+    clock.now += 1_000
+    assert kinds(engine.handle(deep)) == ["book.snapshot"]  # the interval has passed
+    with pytest.raises(ValueError, match="snapshot_request_interval_ns"):
+        Engine(["XYZ"], snapshot_request_interval_ns=-1)
+
+
+def test_the_default_engine_books_have_the_work_budget() -> None:
+    from edumatcher.rules import WORK_BUDGET
+
+    assert Engine(["XYZ"]).books["XYZ"].budget == WORK_BUDGET

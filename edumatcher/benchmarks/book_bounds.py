@@ -1,24 +1,37 @@
-"""Issue 15's book rows, measured: the work and memory one message can cost ``OrderBook``.
+"""``bench bounds``, the book's part: what one message can cost, measured (issue 26, then issue 15's rows).
 
-Run: ``python -m edumatcher.benchmarks.book_bounds [--quick]``. It prints figures and never
-fails on them (a speed is never asserted).
+Run: ``python -m edumatcher.benchmarks.book_bounds [--quick]``. It prints figures and
+verdicts and never fails on them (a speed is never asserted; ``tests/test_book_bounds.py``
+and ``tests/test_engine_fuzz.py`` count the work instead).
 
-Method
-------
-* Each row builds its book once, outside the clock, then times one operation
-  ``REPEAT`` times (``time.perf_counter``; the median and the min-max are printed), with
-  the collector off while timing. Operations that change the book are chosen so that
-  repeating them does not (a killed FOK, a 1-lot FOK against a level that stays, a read).
-* Memory is a separate run of the same operation under ``tracemalloc``: the peak
-  traced growth during the call, over the traced size before it.
-* Rows: a MARKET order into a large iceberg (the smallest peak the rules accept, and
-  ``display_qty=1`` to show whether it is refused); a FOK with self-match prevention
-  whose owner holds many pending stops; a 1-lot FOK against many ask levels; a FOK
-  that cannot fill against many levels (the exhaustive case); a FOK behind many crossing
-  orders, then its own (with CANCEL_NEWEST it must be killed; with CANCEL_OLDEST the own
-  orders are what it walks); a MARKET order sweeping a deep book and a book of thin
-  icebergs (both end at the match limit); ``depth(20)`` over many levels; the memory of
-  one resting order (``resting_order_bytes``).
+Issue 26: one message's time at two sizes
+-----------------------------------------
+Each pattern of the issue is built at 2,000 and at 50,000 (compaction also at
+1,000,000) on an ``Engine`` whose books have the work budget (``rules.WORK_BUDGET``).
+The setup goes straight into the book, untimed; then the message is sent through
+``Engine.handle`` and each maintenance call that follows (``Engine.maintain_books``,
+what the run loop does between messages) is timed too, until the book has nothing left
+to do. Times are this thread's CPU time (``time.thread_time_ns``: what the machine gave
+to other processes is not counted), the collector off while timing. A pattern is run
+``REPEAT`` times on a fresh book; its figure is the median over the runs of the longest
+single call (the message, or one maintenance call). The verdict compares the sizes:
+within 4x is the issue's "bounded". Beside it, the same message on a book without a
+budget (every call finishes all its work: a library call as chapter 07 measures it),
+which is what the issue measured.
+
+Patterns: a stop cascade (one 1-lot IOC elects every pending stop, whoever owns them),
+``order.cancel_owner`` of one owner's orders, the compaction a cancel triggers, a FOK
+that cannot fill (on one-lot levels, the worst layout for it) and one with self-match
+prevention behind crossing orders, and a deep snapshot request (served once per client
+and interval, then THROTTLED). Then issue 26's fills: the griefing case and the FOK of
+5,000 against 5,000 one-lot orders, and what a sweep costs per trade at both sizes.
+
+Issue 15's rows (kept)
+----------------------
+A MARKET order into a large iceberg (the smallest peak the rules accept, and
+``display_qty=1`` to show that it is refused); a FOK with self-match prevention whose
+owner holds many pending stops; a 1-lot FOK against many ask levels; ``depth(20)`` over
+many levels; the memory of one resting order (``resting_order_bytes``).
 """
 
 from __future__ import annotations
@@ -28,18 +41,29 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..book import OrderBook
-from ..measure import format_seconds, interpreter
+from ..engine import Engine
+from ..kit import bytes_kept, format_seconds, interpreter, peak_bytes
+from ..messages import make_book_snapshot_request, make_order_cancel, make_order_cancel_owner, make_order_new
 from ..model import TIF, Order, OrderRejected, OrderType, SelfMatch, Side
-from ..rules import MAX_MATCHES_PER_ORDER, min_display_qty
-from ..traced_memory import bytes_kept, peak_bytes
+from ..rules import PROTECTION_TICKS, WORK_BUDGET, min_display_qty
+from ..sinks import DiscardingSink
 
-__all__ = ["run", "resting_order_bytes", "REPEAT"]
+__all__ = ["run", "resting_order_bytes", "REPEAT", "SIZES", "COMPACTION_SIZES", "BOUND", "Pattern", "patterns"]
 
-REPEAT = 15
-"""Timed repetitions of each repeatable operation."""
+REPEAT = 5
+"""Runs of each pattern (each on a fresh book); the figure is the median of their worst calls."""
+SIZES = (2_000, 50_000)
+"""The issue's two sizes for every pattern."""
+COMPACTION_SIZES = (2_000, 50_000, 1_000_000)
+"""Compaction is also measured at a million live orders (0.65-1.25 s for the one cancel before)."""
+QUICK_SIZES = (1_000, 5_000)
+QUICK_COMPACTION_SIZES = (1_000, 5_000, 20_000)
+BOUND = 4.0
+"""The issue's test: one message's time at the larger size within this factor of the smaller one's."""
 
 _SYMBOL = "XYZ"
 _MID = 1_000_000  # ladders of levels spread from here, all prices positive
@@ -49,23 +73,247 @@ def _limit(oid: str, side: Side, qty: int, price: int, owner: str, **kw: Any) ->
     return Order(oid, _SYMBOL, side, OrderType.LIMIT, kw.pop("tif", TIF.GTC), qty, price, owner=owner, **kw)
 
 
-def _time(op: Callable[[int], object], repeat: int) -> tuple[float, float, float]:
-    """Median, min and max seconds of ``op(i)`` for i in range(repeat), collector off."""
-    samples = []
+def _stop(oid: str, side: Side, stop_price: int, owner: str) -> Order:
+    return Order(oid, _SYMBOL, side, OrderType.STOP, TIF.GTC, 1, None, stop_price=stop_price, owner=owner)
+
+
+def _wire(ticks: int) -> str:
+    return f"{ticks // 100}.{ticks % 100:02d}"
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0
+
+    def __call__(self) -> int:
+        self.now += 1_000
+        return self.now
+
+
+def _engine(budget: int | None, last_price: int | None = None) -> Engine:
+    """An engine with one book; ``budget`` None is the unbounded book (everything in the call)."""
+    return Engine([_SYMBOL], clock=_Clock(), book_factory=lambda s: OrderBook(s, last_price, budget=budget))
+
+
+def _cpu_call(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """``fn()`` with the collector off; its result and this thread's CPU seconds."""
     gc.disable()
     try:
-        for i in range(repeat):
-            t0 = time.perf_counter()
-            op(i)
-            samples.append(time.perf_counter() - t0)
+        t0 = time.thread_time_ns()
+        result = fn()
+        return result, (time.thread_time_ns() - t0) / 1e9
     finally:
         gc.enable()
+
+
+@dataclass
+class _Run:
+    """One run of a pattern: the message's time, every maintenance call's, and the most steps one call took."""
+
+    message: float
+    maintenance: list[float]
+    events_max: int
+
+    @property
+    def worst(self) -> float:
+        return max([self.message, *self.maintenance])
+
+
+_AGAIN = 5
+"""A message that leaves the book as it was (a killed FOK, a throttled request) is sent this many
+times and its median taken: the first call of a fresh engine also pays for cold caches."""
+
+
+def _send(engine: Engine, payload: bytes, *, again: bool = False) -> _Run:
+    """Handle ``payload``, then maintain the books until they are done; time each call.
+
+    ``again``: the payload changes nothing, so it is sent ``_AGAIN`` times and the
+    median is the message's time.
+    """
+    sink = DiscardingSink()
+    frames, t = _cpu_call(lambda: engine.handle(payload))
+    if again:
+        t = statistics.median([t] + [_cpu_call(lambda: engine.handle(payload))[1] for _ in range(_AGAIN - 1)])
+    run = _Run(t, [], len(frames))
+    while engine._pending:
+        before = sink.frames
+        _, t = _cpu_call(lambda: engine.maintain_books(sink, engine.clock()))
+        run.maintenance.append(t)
+        run.events_max = max(run.events_max, sink.frames - before)
+    return run
+
+
+# ------------------------------------------------------------------ the patterns of issue 26
+
+
+def _cascade(n: int, budget: int | None) -> _Run:
+    """``n`` one-lot buy stops of 97 owners, all elected by one 1-lot IOC's print."""
+    engine = _engine(budget, last_price=_MID)
+    book = engine.books[_SYMBOL]
+    book.submit(_limit("liq", Side.SELL, n + 1, _MID + 1, "liz"))
+    for i in range(n):
+        book.submit(_stop(f"st{i}", Side.BUY, _MID + 1, f"o{i % 97}"))
+    return _send(engine, make_order_new("ioc", _SYMBOL, "BUY", "LIMIT", 1, "ian", tif="IOC", price=_wire(_MID + 1)))
+
+
+def _mass_cancel(n: int, budget: int | None) -> _Run:
+    """One owner's ``n`` resting orders over 100 levels, then its ``order.cancel_owner``."""
+    engine = _engine(budget)
+    book = engine.books[_SYMBOL]
+    for i in range(n):
+        book.submit(_limit(f"m{i}", Side.BUY, 1, _MID - i % 100, "mo"))
+    return _send(engine, make_order_cancel_owner("mo"))
+
+
+def _compaction(n: int, budget: int | None) -> _Run:
+    """``n`` live orders deep in the book, then cancels until one breaks the compaction bound: that one is timed."""
+    engine = _engine(budget)
+    book = engine.books[_SYMBOL]
+    for i in range(2 * n + 64):
+        book.submit(_limit(f"c{i}", Side.BUY if i % 2 else Side.SELL, 1, _MID + (-1 - i % 500 if i % 2 else 1 + i % 500),
+                           f"u{i % 7}"))
+    # live L, dead D: the bound breaks when L + D > 2 L + 64. Cancel all but the last one untimed.
+    k = 0
+    while len(book) + book._dead + 1 <= 2 * (len(book) - 1) + 64 + 1 and k < 2 * n + 64:
+        book.cancel(f"c{k}")
+        k += 1
+    victim = book.get(f"c{k}")
+    assert victim is not None
+    return _send(engine, make_order_cancel(f"c{k}", _SYMBOL, victim.owner))
+
+
+def _killed_fok(n: int, budget: int | None) -> _Run:
+    """``n`` one-lot asks on ``n`` levels, and a FOK for one lot more than all of them."""
+    engine = _engine(budget)
+    book = engine.books[_SYMBOL]
+    for i in range(n):
+        book.submit(_limit(f"a{i}", Side.SELL, 1, _MID + i, "ann"))
+    return _send(engine, make_order_new("fok", _SYMBOL, "BUY", "LIMIT", n + 1, "fay", tif="FOK", price=_wire(_MID + n)),
+                 again=True)
+
+
+def _smp_fok(n: int, budget: int | None) -> _Run:
+    """``n`` one-lot asks of others over 50 levels, then one of the FOK's owner; a CANCEL_NEWEST FOK for all of them."""
+    engine = _engine(budget)
+    book = engine.books[_SYMBOL]
+    for i in range(n):
+        book.submit(_limit(f"a{i}", Side.SELL, 1, _MID + i % 50, "ann"))
+    book.submit(_limit("own", Side.SELL, 1, _MID + 50, "x"))
+    return _send(engine, make_order_new("fok", _SYMBOL, "BUY", "LIMIT", n + 1, "x", tif="FOK", price=_wire(_MID + 50),
+                                        smp="CANCEL_NEWEST"), again=True)
+
+
+def _deep_snapshot(n: int, budget: int | None) -> _Run:
+    """A book of ``n`` one-lot levels a side; a client's second 1,000-level snapshot request (the first was served)."""
+    engine = _engine(budget)
+    book = engine.books[_SYMBOL]
+    for i in range(n):
+        book.submit(_limit(f"a{i}", Side.SELL, 1, _MID + i, "ann"))
+        book.submit(_limit(f"b{i}", Side.BUY, 1, _MID - 1 - i, "bob"))
+    request = make_book_snapshot_request(_SYMBOL, "sam", levels=1_000)
+    if budget is not None:  # the engine as it is: the first request is served, the next ones throttled
+        engine.handle(request)
+    else:  # before issue 26 nothing throttled: every request was served
+        engine.snapshot_request_interval_ns = 0
+    return _send(engine, request, again=True)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One pattern of issue 26: how to build and send it, and what the issue measured before."""
+
+    name: str
+    build: Callable[[int, int | None], _Run]
+    before: str
+    compaction: bool = False
+
+
+def patterns() -> list[Pattern]:
+    """The issue's patterns, in the issue's order."""
+    return [
+        Pattern("stop cascade (one 1-lot IOC elects every stop)", _cascade, "9.5 ms at 2,000 stops, 226 ms at 50,000"),
+        Pattern("order.cancel_owner", _mass_cancel, "4.7 ms for 2,000 orders, 139 ms for 50,000"),
+        Pattern("compaction (the cancel that breaks the bound)", _compaction,
+                "0.2 ms at 2,000 live, 6.1 ms at 50,000, 0.65-1.25 s at 1,000,000", compaction=True),
+        Pattern("killed FOK (one-lot levels, qty one more than all)", _killed_fok,
+                "about 1,000 heap pops and pushes that change nothing, ~40x a normal order"),
+        Pattern("killed FOK, smp CANCEL_NEWEST, behind crossing orders", _smp_fok, "O(crossing orders) before issue 15"),
+        Pattern("deep snapshot request (1,000 levels, asked again)", _deep_snapshot, "73 bytes in, 31 KB out, every time"),
+    ]
+
+
+def _median_worst(build: Callable[[int, int | None], _Run], n: int, budget: int | None, repeat: int) -> tuple[float, _Run]:
+    runs = [build(n, budget) for _ in range(repeat)]
+    return statistics.median(r.worst for r in runs), runs[-1]
+
+
+def _pattern_rows(pattern: Pattern, sizes: tuple[int, ...], repeat: int) -> list[str]:
+    lines = [f"{pattern.name}  (before, quoted from issue 26: {pattern.before})"]
+    worst: list[float] = []
+    for n in sizes:
+        t, last = _median_worst(pattern.build, n, WORK_BUDGET, repeat)
+        worst.append(t)
+        unbounded, _ = _median_worst(pattern.build, n, None, 1 if n > 100_000 else min(repeat, 3))
+        lines.append(
+            f"    {n:>9,}: one message or maintenance call at most {format_seconds(t):>9} "
+            f"(message {format_seconds(last.message)}, then {len(last.maintenance):,} maintenance calls, "
+            f"at most {last.events_max:,} frames in one call); without a budget: {format_seconds(unbounded)}"
+        )
+    ratio = max(worst) / min(worst) if min(worst) > 0 else float("inf")
+    verdict = f"bounded: the sizes are within {ratio:.1f}x of each other (<= {BOUND:g}x)" if ratio <= BOUND else \
+        f"NOT bounded: {ratio:.1f}x between the sizes (> {BOUND:g}x)"
+    lines.append(f"    verdict: {verdict}")
+    return lines
+
+
+# ------------------------------------------------------------------ issue 26, section 2: filling what the book holds
+
+
+def _griefing_row() -> str:
+    book = OrderBook(_SYMBOL, budget=WORK_BUDGET)
+    for i in range(10):
+        book.submit(_limit(f"ice{i}", Side.SELL, 100, _MID, f"g{i}", display_qty=1))
+    book.submit(_limit("big", Side.SELL, 1_000_000, _MID + 1, "mm"))
+    buy = _limit("b", Side.BUY, 1_000_000, _MID + 1, "bob")
+    trades, t = _cpu_call(lambda: book.submit(buy))
+    return (f"griefing case: 10 icebergs of 100 showing 1, then 1,000,000 lots one tick behind; a GTC buy for "
+            f"1,000,000: filled {buy.filled_qty:,} in {len(trades):,} trades, {format_seconds(t)} "
+            f"(before: 1,000 filled, 999,000 cancelled)")
+
+
+def _fok_5000_row() -> str:
+    book = OrderBook(_SYMBOL, budget=WORK_BUDGET)
+    for i in range(5_000):
+        book.submit(_limit(f"a{i}", Side.SELL, 1, _MID, "ann"))
+    fok = _limit("f", Side.BUY, 5_000, _MID, "fay", tif=TIF.FOK)
+    trades, t = _cpu_call(lambda: book.submit(fok))
+    return (f"FOK for 5,000 against 5,000 one-lot orders: {fok.status.value}, {len(trades):,} trades, "
+            f"{format_seconds(t)} (before: killed untouched)")
+
+
+def _sweep_rows(sizes: tuple[int, ...], repeat: int) -> list[str]:
+    out = []
+    for n in sizes:
+        times = []
+        for _ in range(repeat):
+            book = OrderBook(_SYMBOL, budget=WORK_BUDGET)
+            for i in range(n):
+                book.submit(_limit(f"a{i}", Side.SELL, 1, _MID + i % PROTECTION_TICKS, "ann"))
+            market = Order("m", _SYMBOL, Side.BUY, OrderType.MARKET, TIF.IOC, 1_000, None, owner="max")
+            trades, t = _cpu_call(lambda book=book, market=market: book.submit(market))
+            times.append(t / len(trades))
+        out.append(f"a MARKET order for 1,000 lots into {n:,} one-lot asks: {format_seconds(statistics.median(times))} "
+                   "per trade (its own fills: one per lot it gets)")
+    return out
+
+
+# ------------------------------------------------------------------ issue 15's rows
+
+
+def _time(op: Callable[[int], object], repeat: int) -> tuple[float, float, float]:
+    """Median, min and max seconds of ``op(i)`` for i in range(repeat), collector off, thread CPU time."""
+    samples = [_cpu_call(lambda i=i: op(i))[1] for i in range(repeat)]
     return statistics.median(samples), min(samples), max(samples)
-
-
-def _traced_growth(op: Callable[[], object]) -> tuple[int, object]:
-    """Peak traced bytes above the start while ``op()`` runs, and what it returned."""
-    return peak_bytes(op)
 
 
 def _fmt_time(t: tuple[float, float, float]) -> str:
@@ -93,18 +341,6 @@ def resting_order_bytes(n: int = 20_000, *, levels: int = 100) -> float:
     return added / n + with_orders
 
 
-def _submit_timed_once(book: OrderBook, order: Order) -> tuple[list[Any], float]:
-    """Submit ``order`` once with the collector off; its trades and the seconds it took (for changes not repeatable)."""
-    gc.disable()
-    try:
-        t0 = time.perf_counter()
-        trades = book.submit(order)
-        elapsed = time.perf_counter() - t0
-    finally:
-        gc.enable()
-    return trades, elapsed
-
-
 def _iceberg_row(qty: int, display: int) -> str:
     book = OrderBook(_SYMBOL)
     try:
@@ -112,19 +348,19 @@ def _iceberg_row(qty: int, display: int) -> str:
     except OrderRejected as exc:
         return f"iceberg qty {qty:,} display_qty {display:,}: refused on entry ({exc.code.value}: {exc.message})"
     market = Order("m", _SYMBOL, Side.BUY, OrderType.MARKET, TIF.IOC, qty, None, owner="bob")
-    trades, elapsed = _submit_timed_once(book, market)
+    trades, elapsed = _cpu_call(lambda: book.submit(market))
     n_trades = len(trades)
     del trades, book
     book = OrderBook(_SYMBOL)
     book.submit(_limit("ice", Side.SELL, qty, 100, "ann", display_qty=display))
     market = Order("m", _SYMBOL, Side.BUY, OrderType.MARKET, TIF.IOC, qty, None, owner="bob")
-    grown, _ = _traced_growth(lambda: book.submit(market))
+    grown, _ = peak_bytes(lambda: book.submit(market))
     return (f"MARKET {qty:,} into iceberg display_qty {display:,}: {format_seconds(elapsed)}, "
             f"{n_trades:,} trades, peak +{grown / 2**20:,.1f} MiB traced")
 
 
 def _fok_smp_row(stops: int, repeat: int) -> str:
-    book = OrderBook(_SYMBOL, last_price=100)
+    book = OrderBook(_SYMBOL, last_price=100, budget=WORK_BUDGET)
     for i in range(stops):
         book.submit(Order(f"st{i}", _SYMBOL, Side.SELL, OrderType.STOP, TIF.GTC, 1, None, stop_price=50, owner="x"))
     book.submit(_limit("mm", Side.SELL, 1, 100, "mm"))
@@ -134,7 +370,7 @@ def _fok_smp_row(stops: int, repeat: int) -> str:
         return book.submit(_limit(f"f{i}", Side.BUY, 2, 100, "x", tif=TIF.FOK, smp=SelfMatch.CANCEL_NEWEST))
 
     t = _time(op, repeat)
-    grown, _ = _traced_growth(lambda: op(repeat))
+    grown, _ = peak_bytes(lambda: op(repeat))
     assert len(book) == stops + 2, "the killed FOK must leave the book as it was"
     return f"FOK 2 lots, smp CANCEL_NEWEST, owner holds {stops:,} pending stops + 1 lot (killed): {_fmt_time(t)}, peak +{grown:,} B"
 
@@ -155,100 +391,61 @@ def _fok_one_lot_row(levels: int, repeat: int) -> str:
     def op(i: int) -> object:
         return book.submit(_limit(f"f{i}", Side.BUY, 1, _MID, "bob", tif=TIF.FOK))
 
-    t = _time(op, repeat)
-    return f"FOK 1 lot against {levels:,} ask levels (fills at the best): {_fmt_time(t)}"
+    return f"FOK 1 lot against {levels:,} ask levels (fills at the best): {_fmt_time(_time(op, repeat))}"
 
 
-def _fok_exhaustive_row(levels: int, repeat: int) -> str:
+def _depth_row(levels: int, repeat: int) -> str:
     book = _ladder(levels)
+    t = _time(lambda i: book.depth(20), repeat)
+    grown, _ = peak_bytes(lambda: book.depth(20))
+    return f"depth(20) with {levels:,} levels a side: {_fmt_time(t)}, peak +{grown:,} B"
 
-    def op(i: int) -> object:
-        return book.submit(_limit(f"f{i}", Side.BUY, 10 * levels, _MID + levels, "bob", tif=TIF.FOK))
-
-    t = _time(op, repeat)
-    return (f"FOK {10 * levels:,} lots crossing all {levels:,} ask levels (killed: needs more than "
-            f"{MAX_MATCHES_PER_ORDER:,} trades): {_fmt_time(t)}")
-
-
-def _limit_label(max_matches: int) -> str:
-    if max_matches == MAX_MATCHES_PER_ORDER:
-        return f"match limit {max_matches:,}"
-    return "match limit off"
-
-
-def _fok_behind_crossing_row(n: int, smp: SelfMatch, repeat: int, max_matches: int = MAX_MATCHES_PER_ORDER) -> str:
-    # CANCEL_NEWEST: n others' lots cross ahead of one of the FOK's owner; it needs all of them.
-    # CANCEL_OLDEST: the n crossing lots are the owner's own (matching would cancel them all).
-    book = OrderBook(_SYMBOL, max_matches=max_matches)
-    mine = smp is SelfMatch.CANCEL_OLDEST
-    for i in range(n):
-        book.submit(_limit(f"a{i}", Side.SELL, 1, _MID + i % 100, "x" if mine else "mm"))
-    book.submit(_limit("own", Side.SELL, 1, _MID + 100, "x"))
-
-    def op(i: int) -> object:
-        return book.submit(_limit(f"f{i}", Side.BUY, n + 1, _MID + 100, "x", tif=TIF.FOK, smp=smp))
-
-    t = _time(op, repeat)
-    assert len(book) == n + 1, "the killed FOK must leave the book as it was"
-    whose = "its owner's own" if mine else "others'"
-    return (f"FOK {n + 1:,} lots, smp {smp.value}, behind {n:,} crossing lots ({whose}) (killed; "
-            f"{_limit_label(max_matches)}): {_fmt_time(t)}")
-
-
-def _sweep_row(n: int, display: int | None, max_matches: int = MAX_MATCHES_PER_ORDER) -> str:
-    book = OrderBook(_SYMBOL, max_matches=max_matches)
-    qty = 1 if display is None else 100 * display
-    for i in range(n):
-        book.submit(_limit(f"a{i}", Side.SELL, qty, _MID + i % 100, "mm", display_qty=display))
-    market = Order("m", _SYMBOL, Side.BUY, OrderType.MARKET, TIF.IOC, _SWEEP_QTY, None, owner="bob")
-    trades, elapsed = _submit_timed_once(book, market)
-    what = f"{n:,} one-lot asks" if display is None else f"{n:,} icebergs of {qty:,} showing {display}"
-    return (f"MARKET {_SWEEP_QTY:,} into {what} ({_limit_label(max_matches)}): {format_seconds(elapsed)}, "
-            f"{len(trades):,} trades, rest {market.status.value}")
-
-
-_SWEEP_QTY = 10**8
-_NO_LIMIT = 10**9  # a match limit no input here reaches: the book as it was before the rule
 
 QUOTED_BEFORE = (
-    "before the bounds, quoted from issue 15's table (this project's 2-CPU machine; not measured here): "
+    "before the bounds of issue 15, quoted from its table (this project's 2-CPU machine; not measured here): "
     "MARKET 1e5 / 1e6 into an iceberg showing 1: 0.42 s, +420 MB / 13.6 s, +4.2 GB; "
     "FOK + SMP, owner holding 100k pending stops: 87-165 ms; FOK for 1 lot against 100k ask levels: 2.8 ms; "
     "a 20-level snapshot of 100k levels: 3.6 ms"
 )
 
 
-def _depth_row(levels: int, repeat: int) -> str:
-    book = _ladder(levels)
-    t = _time(lambda i: book.depth(20), repeat)
-    grown, _ = _traced_growth(lambda: book.depth(20))
-    return f"depth(20) with {levels:,} levels a side: {_fmt_time(t)}, peak +{grown:,} B"
+def run_issue_26(*, quick: bool = False, say: Callable[[str], None] = print) -> None:
+    """Issue 26's rows: each pattern at two sizes with its verdict, then the fills of section 2."""
+    sizes = QUICK_SIZES if quick else SIZES
+    compaction_sizes = QUICK_COMPACTION_SIZES if quick else COMPACTION_SIZES
+    repeat = 3 if quick else REPEAT
+    info = interpreter()
+    say(f"issue 26: one message's time, {info.implementation} {info.version}; books with a work budget of "
+        f"{WORK_BUDGET} steps and a protection of {PROTECTION_TICKS} ticks; thread CPU time, collector off; "
+        f"each figure the median over {repeat} runs of the longest single call (the message or one maintenance call)")
+    for pattern in patterns():
+        for line in _pattern_rows(pattern, compaction_sizes if pattern.compaction else sizes, repeat):
+            say(line)
+    say(_griefing_row())
+    say(_fok_5000_row())
+    for line in _sweep_rows(sizes, repeat):
+        say(line)
+
+
+def run_issue_15(*, quick: bool = False, say: Callable[[str], None] = print) -> None:
+    """Issue 15's rows, kept: icebergs, the FOK against an owner's stops and against many levels, depth, memory."""
+    repeat = 5 if quick else 15
+    levels = 10_000 if quick else 100_000
+    say(f"issue 15's rows: medians of {repeat} calls, thread CPU time, collector off")
+    say(QUOTED_BEFORE)
+    for qty in ((10_000,) if quick else (100_000, 1_000_000)):
+        say(_iceberg_row(qty, 1))
+        say(_iceberg_row(qty, min_display_qty(qty)))
+    say(_fok_smp_row(levels, repeat))
+    say(_fok_one_lot_row(levels, repeat))
+    say(_depth_row(levels, repeat))
+    say(f"one resting order: {resting_order_bytes(2_000 if quick else 20_000):,.0f} B traced (Order included)")
 
 
 def run(*, quick: bool = False) -> int:
-    """Print every row; return 0. ``quick`` shrinks the books tenfold (for tests)."""
-    info = interpreter()
-    print(f"book bounds: {info.implementation} {info.version}; medians of {5 if quick else REPEAT} calls "
-          "(3 for the rows without a match limit), collector off while timing")
-    print(QUOTED_BEFORE)
-    scale = 10 if quick else 1
-    levels = 100_000 // scale
-    repeat = 5 if quick else REPEAT
-    for qty in ((10_000,) if quick else (100_000, 1_000_000)):
-        print(_iceberg_row(qty, 1))
-        print(_iceberg_row(qty, min_display_qty(qty)))
-    print(_fok_smp_row(levels, repeat))
-    print(_fok_one_lot_row(levels, repeat))
-    print(_fok_exhaustive_row(levels, repeat))
-    for smp in (SelfMatch.CANCEL_NEWEST, SelfMatch.CANCEL_OLDEST):
-        print(_fok_behind_crossing_row(levels, smp, repeat))
-        print(_fok_behind_crossing_row(levels, smp, 3, _NO_LIMIT))
-    for n, display in ((levels, None), (levels // 10, 1)):
-        print(_sweep_row(n, display))
-        print(_sweep_row(n, display, _NO_LIMIT))
-    print(_depth_row(levels, repeat))
-    print(f"one resting order: {resting_order_bytes(20_000 // scale):,.0f} B traced (Order included), "
-          f"{levels // 1000}k-level books above")
+    """Print every row; return 0. ``quick`` shrinks the books (for tests)."""
+    run_issue_26(quick=quick)
+    run_issue_15(quick=quick)
     return 0
 
 

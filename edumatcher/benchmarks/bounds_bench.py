@@ -1,11 +1,15 @@
-"""``bench bounds``: issue 15's rows, what one message and one client can cost, measured on this interpreter.
+"""``bench bounds``: what one message and one client can cost, measured on this interpreter (issues 15 and 26).
 
-Three parts, each printing its own method line:
+Four parts, each printing its own method line:
 
-* the book's rows (``book_bounds.run``): a MARKET order into a large iceberg, a FOK
-  with self-match prevention whose owner holds many stops, FOKs against many
-  levels and behind many crossing orders, MARKET orders sweeping a deep book (both
-  end at the match limit), ``depth(20)`` over many levels, the memory of one resting order;
+* issue 26's patterns (``book_bounds.run_issue_26``): a stop cascade, ``order.cancel_owner``,
+  compaction, killed FOKs and deep snapshot requests, one message's time at 2,000 and
+  50,000 (compaction also at 1,000,000) with the verdict "within 4x" or not, beside the
+  same message on a book without a work budget; then the fills of the issue's section 2
+  (the griefing case, a FOK of 5,000 against 5,000 one-lot orders, a sweep's cost per trade);
+* issue 15's book rows (``book_bounds.run_issue_15``): a MARKET order into a large
+  iceberg, a FOK with self-match prevention whose owner holds many stops, a FOK against
+  many levels, ``depth(20)`` over many levels, the memory of one resting order;
 * published frames (``experiments.frame_memory``, in a fresh interpreter): ``len``,
   ``sys.getsizeof`` and ``tracemalloc`` for the same trade frames built as the codec
   returns them, right-sized, and by the stdlib ``json``, each filling a queue
@@ -21,7 +25,7 @@ Figures only: nothing here is asserted (tests check the bounds).
 from __future__ import annotations
 
 from ..cli import CliError
-from ..isolated import run_isolated
+from ..kit import run_isolated
 from . import book_bounds, say
 
 __all__ = ["run", "FULL_FRAMES", "QUICK_FRAMES"]
@@ -32,16 +36,18 @@ QUICK_FRAMES = (20_000, 1_000_000)
 
 
 def run(*, quick: bool, seed: int, repeat: int | None) -> int:
-    """Print the three parts; return 0. ``seed`` is unused (the inputs are fixed); ``--repeat`` is refused."""
+    """Print the four parts; return 0. ``seed`` is unused (the inputs are fixed); ``--repeat`` is refused."""
     if repeat is not None:
         raise CliError("bench bounds takes no --repeat: each row has its own fixed count (book_bounds.REPEAT)")
     from ..experiments.frame_memory import frame_memory_isolated, queue_verdict
 
-    say("bench bounds: issue 15's rows, measured here" + (" [--quick]" if quick else ""))
-    say("[1/3] the book: one message's work and memory")
-    book_bounds.run(quick=quick)
+    say("bench bounds: issues 15 and 26, measured here" + (" [--quick]" if quick else ""))
+    say("[1/4] issue 26: one message's time, at two sizes")
+    book_bounds.run_issue_26(quick=quick, say=say)
+    say("[2/4] issue 15: the book's rows, work and memory")
+    book_bounds.run_issue_15(quick=quick, say=say)
     frames, cap = QUICK_FRAMES if quick else FULL_FRAMES
-    say(f"[2/3] published frames: {frames:,} trade frames three ways, then a queue of {cap:,} bytes counted by len "
+    say(f"[3/4] published frames: {frames:,} trade frames three ways, then a queue of {cap:,} bytes counted by len "
         "(fresh interpreter, tracemalloc)")
     result = frame_memory_isolated(frames=frames, max_bytes=cap, timeout=600.0)
     say(f"      codec {result['codec']}, Python {result['python']}")
@@ -50,7 +56,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
             f"   tracemalloc {row['traced_bytes'] / 1e6:7.1f} MB   | queue counted by len: counts "
             f"{row['queue_counted'] / 1e6:.1f} MB, holds {row['queue_traced'] / 1e6:.1f} MB")
     say(f"      verdict: {queue_verdict(result)}")
-    say(f"[3/3] the engine's frames in a default ByteBoundedQueue(max_bytes={cap:,}) (real-memory count; fresh interpreter)")
+    say(f"[4/4] the engine's frames in a default ByteBoundedQueue(max_bytes={cap:,}) (real-memory count; fresh interpreter)")
     q = run_isolated("edumatcher.experiments.egress:engine_frame_queue", {"frames": frames, "max_bytes": cap}, timeout=600.0)
     say(f"      {q['items']:,} of {q['frames_offered']:,} frames queued (builders right-sized: {q['right_sized']}): "
         f"the queue counts {q['counted'] / 1e6:.2f} MB, tracemalloc sees {q['traced'] / 1e6:.2f} MB held; "

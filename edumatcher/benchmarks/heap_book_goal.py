@@ -1,17 +1,23 @@
-"""Issue 15's side-by-side conditions: our book and our message path against the minimal heap book.
+"""Issue 15's side-by-side conditions, and issue 26's limit: our book and message path against the lean heap book.
 
-The issue measured on a 300,000-operation limit/cancel workload (``workloads.standard``),
+The issues measured on a 300,000-operation limit/cancel workload (``workloads.standard``),
 contenders interleaved in one process, **the collector on**, and **every contender
-building its own ``Order`` objects inside the timed loop** (``apply_building``): the
-conditions a user of a library meets, unlike the main phases of ``bench book`` and
-``bench engine`` (collector off, orders built before the clock starts), which
-isolate the books' own work. Its goals, reported by those benchmarks and never
-enforced:
+building its own orders inside the timed loop** (``apply_building``; the lean book,
+which has no order object, takes the fields positionally, ``lean_book.apply_lean``):
+the conditions a user of a library meets, unlike the main phases of ``bench book`` and
+``bench engine`` (collector off, orders built before the clock starts), which isolate
+the books' own work. The goals, reported by those benchmarks and never enforced,
+against the **lean heap book** (``lean_book.LeanBook``, issue 26: the pure-Python limit;
+``BareBook`` stays as the lesson in what features cost):
 
-* ``OrderBook`` ops/s over ``BareBook`` ops/s ``>= BOOK_GOAL`` (0.5);
-* ``Engine.handle`` msg/s (bytes in, frames out) over ``BareBook`` ops/s ``>= MESSAGE_PATH_GOAL`` (0.15).
+* ``OrderBook`` ops/s over ``LeanBook`` ops/s ``>= BOOK_GOAL`` (0.5);
+* ``Engine.handle`` msg/s (bytes in, frames out) over ``LeanBook`` ops/s ``>= MESSAGE_PATH_GOAL`` (0.15).
 
-``QUOTED_PEERS`` are the issue's figures for the correct pure-Python peers it
+A goal is judged from the interval, never from the median alone (``judge``): "met"
+when the whole 95 % interval of the ratio is at or above it, "NOT met" when the whole
+interval is below it, "too close to call" when the interval straddles it.
+
+``QUOTED_PEERS`` are the issues' figures for the correct pure-Python peers they
 found, quoted, not measured here: the course does not install them.
 """
 
@@ -20,12 +26,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import workloads
-from ..measure import Measurement, Pass, interleave
+from ..kit import Measurement, Pass, compare, interleave, ratio_interval
 from ..model import ORDER_TYPE_BY_VALUE, SIDE_BY_VALUE, TIF_BY_VALUE, Order, OrderRejected
+from .lean_book import LeanBook, apply_lean
 
 __all__ = [
     "ISSUE_OPS", "QUICK_ISSUE_OPS", "BOOK_GOAL", "MESSAGE_PATH_GOAL", "QUOTED_PEERS", "QUOTED_SOURCE",
-    "apply_building", "building_pass", "race_collector_on", "ratio_with_range", "quoted_peer_lines",
+    "apply_building", "building_pass", "lean_pass", "race_collector_on", "ratio_with_range", "quoted_peer_lines",
+    "judge", "goal_line", "rate_interval",
 ]
 
 ISSUE_OPS = 300_000
@@ -33,17 +41,20 @@ ISSUE_OPS = 300_000
 QUICK_ISSUE_OPS = 20_000
 """Operations per pass with ``--quick``."""
 BOOK_GOAL = 0.5
-"""Issue 15's goal: OrderBook ops/s / BareBook ops/s, collector on, orders built in the loop."""
+"""The goal: OrderBook ops/s / LeanBook ops/s, collector on, orders built in the loop."""
 MESSAGE_PATH_GOAL = 0.15
-"""Issue 15's goal: Engine msg/s / BareBook ops/s under the same conditions."""
-QUOTED_SOURCE = "quoted from issue 15's measurement on this kind of machine (2 shared cores), not measured here"
+"""The goal: Engine msg/s / LeanBook ops/s under the same conditions."""
+QUOTED_SOURCE = "quoted from issues 15 and 26, measured on this kind of machine (2 shared cores), not measured here"
 QUOTED_PEERS: tuple[tuple[str, str], ...] = (
     ("PyLOB", "1.6x slower than OrderBook"),
     ("pyorderbook", "2.3x slower than OrderBook"),
     ("ABIDES", "11x slower than OrderBook"),
     ("fastlob", "gives wrong fills (not a correct peer)"),
-    ("OrderBook / minimal heap book, then", "0.45 (goal >= 0.5)"),
-    ("Engine message path / minimal heap book, then", "0.126, about 176k msg/s (goal >= 0.15)"),
+    ("OrderBook / BareBook, issue 15", "0.45 (goal >= 0.5 then)"),
+    ("Engine message path / BareBook, issue 15", "0.126, about 176k msg/s (goal >= 0.15 then)"),
+    ("issue 26's own lean book / BareBook", "1.3-1.6x faster"),
+    ("OrderBook / issue 26's own lean book", "0.46 (0.41-0.51)"),
+    ("Engine.handle / issue 26's own lean book", "0.133 (0.127-0.146)"),
 )
 """The issue's side-by-side figures, label -> figure, printed beside this run's ratio."""
 
@@ -95,6 +106,18 @@ def building_pass(label: str, book_class: type, ops: list[workloads.Op]) -> Pass
     return Pass(label, run, prepare, ops_per_call=len(ops))
 
 
+def lean_pass(label: str, ops: list[workloads.Op]) -> Pass:
+    """One pass = a new ``LeanBook`` fed ``ops`` by ``apply_lean`` (fields passed positionally, no order objects)."""
+
+    def prepare() -> Any:
+        return LeanBook(workloads.SYMBOL)
+
+    def run(book: Any) -> workloads.Tally:
+        return apply_lean(book, ops)
+
+    return Pass(label, run, prepare, ops_per_call=len(ops))
+
+
 def race_collector_on(contenders: list[Pass], repeat: int, on_pass: Any = None) -> list[Measurement]:
     """Interleave ``contenders`` A B A B ... with the collector on, as the issue measured; one warm-up each."""
     return interleave(contenders, repeat=repeat, warmup=1, gc=True, on_pass=on_pass)
@@ -106,6 +129,40 @@ def ratio_with_range(ours: Measurement, base: Measurement) -> tuple[float, float
     Both run the same operations, so the throughput ratio is the inverse ratio of times.
     """
     return base.median / ours.median, base.min / ours.max, base.max / ours.min
+
+
+def judge(low: float, high: float, goal: float) -> str:
+    """The verdict word for an interval ``[low, high]`` of a ratio against a goal it must reach.
+
+    >>> judge(0.52, 0.58, 0.5), judge(0.41, 0.48, 0.5), judge(0.46, 0.53, 0.5)
+    ('met', 'NOT met', 'too close to call')
+    """
+    if low >= goal:
+        return "met"
+    if high < goal:
+        return "NOT met"
+    return "too close to call"
+
+
+def goal_line(ours: Measurement, base: Measurement, goal: float, what: str) -> str:
+    """``what >= goal; this run: r (95 % CI a-b), <verdict>``: our throughput over the base's, judged from the interval.
+
+    The interval is ``compare``'s bootstrap interval of the ratio of median times (paired
+    when the two were interleaved), inverted: throughput is operations over time.
+    """
+    times = compare(ours, base)
+    low_t, high_t = times.ci
+    ratio = 1 / times.ratio if times.ratio else float("inf")
+    low, high = (1 / high_t if high_t else float("inf")), (1 / low_t if low_t else float("inf"))
+    return f"goal: {what} >= {goal:.2f}; this run: {ratio:.3f} (95 % CI {low:.3f}–{high:.3f}), {judge(low, high, goal)}"
+
+
+def rate_interval(m: Measurement) -> tuple[float, float]:
+    """A 95 % bootstrap interval of ``m``'s median rate (operations per second). O(resamples x passes)."""
+    if m.repeat < 2:
+        return m.rate, m.rate
+    low_t, high_t = ratio_interval(m.samples, [1.0] * m.repeat, paired=False)  # the median's interval, in seconds
+    return m.ops_per_call / high_t, m.ops_per_call / low_t
 
 
 def quoted_peer_lines() -> list[str]:
