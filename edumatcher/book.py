@@ -46,7 +46,10 @@ Indexes, kept in step with every mutation (``check_invariants`` recomputes them 
   its heap; an entry whose level is gone is stale: when its level comes back it is
   valid again, and when met while stale it is dropped. ``depth(k)`` pops these in
   priority order and pushes back what it keeps. A side holding more than twice its
-  levels (plus ``COMPACT_SLACK``) when a level is made or removed is compacted.
+  levels (plus ``COMPACT_SLACK``) when a level is made is compacted; ``_price_marks``
+  keeps each side's level count at that moment, so at any time a price heap holds at
+  most ``2 * mark + COMPACT_SLACK`` entries (removing a level adds a stale entry, never
+  a new one).
 * ``_owners``: owner -> ``{id: Order}`` of the owner's live orders in the order they
   entered the book (filed as a pending stop, or rested), since the owner's last mass
   cancel: ``cancel_owner`` moves that dict, whole and in O(1), into a **mass-cancel
@@ -357,6 +360,7 @@ class OrderBook:
             raise ValueError(f"need compact_factor >= 1 and compact_slack >= 0, not {compact_factor!r}, {compact_slack!r}")
         self.symbol = symbol
         self.protection = protection
+        self._protection_span = protection * SEQ_SPAN
         self.budget = budget
         self.last_price = last_price
         self.events: list[Event] = []
@@ -381,7 +385,8 @@ class OrderBook:
         self._collected: list[str] = []
         self._buy_elect: int | None = last_price
         self._sell_elect: int | None = last_price
-        self._skips = 0  # entries mass cancels skipped in this call (steps that record no event)
+        self._skips = 0  # entries mass cancels skipped in the call whose events list is _skips_of
+        self._skips_of: list[Event] | None = None
         self._seq = 0  # last arrival_seq handed out
         # submit files a resting order inline unless a subclass changed how keys are built
         cls = type(self)
@@ -389,7 +394,12 @@ class OrderBook:
         self._trade_seq = 0  # last Trade.seq handed out
         self._dead = 0
         self._pass: list | None = None  # compaction in progress: [heap index, position or None]
+        # True when maintain() may have work: set by a call that ran out of budget or started a
+        # compaction pass, brought up to date by maintain(). A flag the engine reads after each
+        # message, so a message that leaves nothing behind costs it one attribute load.
+        self.work_left = False
         self._price_pass = [-1, -1]  # where the last slice of each price heap stopped (ask, bid)
+        self._price_marks = [0, 0]  # (ask, bid) level counts when a price was last pushed (the size bound)
         self._shrunk: dict[Order, int] = {}  # live orders DECREMENT shrank -> quantity taken (check_invariants)
         self._stop_fields: dict[Order, tuple] = {}  # pending stop -> its client fields when filed (check_invariants)
 
@@ -456,14 +466,15 @@ class OrderBook:
         if order is not None:
             if oid in entries:
                 raise OrderRejected(RejectReason.DUPLICATE_ID, f"order id {oid!r} is already live in the book")
-            if order.arrival_seq and order.status in _LIVE_STATUSES:
-                raise OrderRejected(RejectReason.ORDER_IN_USE, f"this Order object ({oid!r}) is live in a book "
-                                    f"(arrival_seq {order.arrival_seq}); build a new Order to submit it again")
+            if order.arrival_seq:  # an Order object used before: live in a book, or ended
+                if order.status in _LIVE_STATUSES:
+                    raise OrderRejected(RejectReason.ORDER_IN_USE, f"this Order object ({oid!r}) is live in a book "
+                                        f"(arrival_seq {order.arrival_seq}); build a new Order to submit it again")
+                order.cancel_reason = None
             if self._seq >= _SEQ_LIMIT:  # after years of arrivals: nothing below can refuse the order now
                 self._renumber()
             self.events = events = []
             trades = []
-            self._skips = 0
             self._seq = order.arrival_seq = self._seq + 1
             order.filled_qty = 0
             order.remaining_qty = qty
@@ -471,7 +482,6 @@ class OrderBook:
             order.visible_qty = qty if display is None else display  # display <= qty was validated
             order.timestamp_ns = now_ns
             order.status = _NEW
-            order.cancel_reason = None
             # Only STOP and STOP_LIMIT orders have a stop_price (validated): one test, no enum.
             if order.stop_price is not None:
                 self._file_stop(order)
@@ -479,7 +489,7 @@ class OrderBook:
         owners = self._owners
         while True:  # one pass per order run: the submitted one, then each stop that fires
             if order is not None:
-                run_start = len(trades)
+                r_price = 0  # the price of this run's last trade, if it makes one
                 price = order.price
                 if order.side is _BUY:
                     is_buy = True
@@ -497,20 +507,27 @@ class OrderBook:
                 cut = False  # set when its protection price stopped it while it still crossed
                 # Keys only grow down a heap, so a top beyond the bound (dead or alive) means
                 # nothing crosses: the order just rests, and the matching locals are not bound.
-                if heap and heap[0] <= limit:
+                crosses = heap and heap[0] <= limit
+                if crosses:
                     live = self._live
-                    while heap and heap[0] not in live:  # dead keys at the top: popped on the way
-                        heappop(heap)
-                        self._dead -= 1
-                    # The protection price: `protection` ticks past the best price on the other
-                    # side, as a bound on k0 (for bids k0 is -price, so the same sum works).
                     own_limit = limit
-                    if heap:
-                        guard = (heap[0] >> SEQ_BITS) + self.protection
-                        if guard < bound:
-                            bound = guard
-                            limit = guard * SEQ_SPAN + _SEQ_MASK
-                if heap and heap[0] <= limit and (tif is not _FOK or self._fok_can_fill(order, is_buy, bound)):
+                    # The protection price: `protection` ticks past the best price on the other
+                    # side, as a bound on k0 (for bids k0 is -price, so the same sum works). The
+                    # top's k0 is at most the best live one's, so when even it is within
+                    # `protection` of the order's own bound (a limit near the touch, the common
+                    # case) protection cannot bind and nothing more is looked at.
+                    if heap[0] + self._protection_span < limit:  # k0 + protection < bound, in key units
+                        while heap and heap[0] not in live:  # dead keys at the top: popped on the way
+                            heappop(heap)
+                            self._dead -= 1
+                        if heap:
+                            guard = (heap[0] >> SEQ_BITS) + self.protection
+                            if guard < bound:
+                                bound = guard
+                                limit = guard * SEQ_SPAN + _SEQ_MASK
+                        else:
+                            crosses = False
+                if crosses and (tif is not _FOK or self._fok_can_fill(order, is_buy, bound)):
                     levels = self._ask_levels if is_buy else self._bid_levels
                     oid = order.id
                     owner = order.owner
@@ -519,7 +536,6 @@ class OrderBook:
                     a_display = order.display_qty
                     a_vis = order.visible_qty
                     tseq = tseq0 = self._trade_seq
-                    r_price = 0
                     start = remaining  # an order is run unfilled: new, or a stop that just fired
                     decremented = 0  # quantity taken away by DECREMENT, not by fills
                     while heap:
@@ -616,9 +632,6 @@ class OrderBook:
                                 self._left_job(r_owner)
                             if lv[0] == 1:
                                 del levels[r_price]
-                                prices = self._ask_prices if is_buy else self._bid_prices
-                                if len(prices) > 2 * len(levels) + COMPACT_SLACK:
-                                    self._compact_prices(not is_buy)
                             else:  # its hidden quantity was already 0
                                 lv[0] -= 1
                                 lv[1] -= q
@@ -675,6 +688,7 @@ class OrderBook:
                             heappush(prices, -price if is_buy else price)
                             if len(prices) > 2 * len(own_levels) + COMPACT_SLACK:
                                 self._compact_prices(is_buy)
+                            self._price_marks[is_buy] = len(own_levels)
                     else:
                         lv[0] += 1
                         lv[1] += vis
@@ -690,12 +704,14 @@ class OrderBook:
                     order.cancel_reason = (_R_SELF if killed else _R_FOK if tif is _FOK
                                            else _R_PROTECTION if cut else _R_IOC)
                     events.append(("cancelled", order))
-                # Trades elect stops: move the election prices (only when there are stops).
-                if len(trades) != run_start and (self._buy_stops or self._sell_stops):
-                    self._elect(trades[run_start].price, r_price)
-            # Outstanding work: mass cancels, then elected stops, within the budget.
-            if not (self._jobs or self._buy_stops or self._sell_stops):
+                if self._buy_stops or self._sell_stops:
+                    if r_price:  # this run traded: its prices elect stops (rules.py, "Stops")
+                        self._elect(trades[len(trades) - (tseq - tseq0)].price, r_price)
+                elif not self._jobs:
+                    break  # no stops, no mass cancel: no outstanding work
+            elif not (self._jobs or self._buy_stops or self._sell_stops):
                 break
+            # Outstanding work: mass cancels, then elected stops, within the budget.
             order = self._next_unit(events)  # type: ignore[assignment]
             if order is None:
                 break
@@ -749,8 +765,6 @@ class OrderBook:
             lv = levels[price]
             if lv[0] == 1:
                 del levels[price]
-                if len(self._bid_prices if is_bid else self._ask_prices) > 2 * len(levels) + COMPACT_SLACK:
-                    self._compact_prices(is_bid)
             else:
                 lv[0] -= 1
                 lv[1] -= order.visible_qty
@@ -822,7 +836,8 @@ class OrderBook:
             self.submit(_RESUME, now_ns=now_ns)
         if self._pass is not None:
             self._compact_slice()
-        return self.needs_maintenance()
+        self.work_left = more = self.needs_maintenance()
+        return more
 
     def has_outstanding_work(self) -> bool:
         """True while a mass cancel is in progress or a stop is elected and waiting. Amortised O(1).
@@ -1000,7 +1015,9 @@ class OrderBook:
         """
         heap = self._asks if is_buy else self._bids
         levels = self._ask_levels if is_buy else self._bid_levels
-        best = heap[0] >> SEQ_BITS  # the caller popped the dead keys: this is the best live k0
+        # The top's k0: the best live one's, or a dead key's before it (no level lies between them),
+        # and within `protection` of `bound` either way (see submit).
+        best = heap[0] >> SEQ_BITS
         total = 0
         if bound - best + 1 <= len(levels):
             get = levels.get
@@ -1151,6 +1168,12 @@ class OrderBook:
         there is no more work or no more budget.
         """
         budget = _UNLIMITED if self.budget is None else self.budget
+        if self._skips_of is not events:  # the first unit of this call: no entry skipped yet
+            self._skips_of = events
+            self._skips = 0
+        if len(events) + self._skips >= budget:  # out of budget: whatever is left waits for maintain()
+            self.work_left = True
+            return None
         while len(events) + self._skips < budget:
             if self._jobs:
                 self._mass_cancel_step(events)
@@ -1171,6 +1194,7 @@ class OrderBook:
             self._seq = order.arrival_seq = self._seq + 1
             events.append(("triggered", order))
             return order
+        self.work_left = True  # the budget ran out with work perhaps left
         return None
 
     def _mass_cancel_step(self, events: list[Event]) -> None:
@@ -1220,8 +1244,6 @@ class OrderBook:
             lv = levels[order.price]
             if lv[0] == 1:
                 del levels[order.price]
-                if len(self._bid_prices if is_bid else self._ask_prices) > 2 * len(levels) + COMPACT_SLACK:
-                    self._compact_prices(is_bid)
             else:
                 lv[0] -= 1
                 lv[1] -= order.visible_qty
@@ -1251,6 +1273,7 @@ class OrderBook:
             return
         if self._pass is None:
             self._pass = [0, None]
+            self.work_left = True
         # maintain() runs the pass; a call that finds the heaps at twice the bound (nobody
         # calls maintain) does a slice itself, so memory stays bounded either way.
         if self.heap_entries() > 2 * (self._compact_factor * n_live + self._compact_slack):
@@ -1319,6 +1342,7 @@ class OrderBook:
             heapify(heap)
             in_heap.clear()
             in_heap.update(levels)
+            self._price_marks[is_bid] = len(levels)
             return
         pos = self._price_pass[is_bid]
         if not 0 <= pos < len(heap):
@@ -1480,7 +1504,7 @@ class OrderBook:
             missing = set(index) - in_heap
             assert not missing, f"{name} levels {sorted(missing)} are not in the {name} price heap"
             if self.budget is None:
-                bound = 2 * len(index) + COMPACT_SLACK
+                bound = 2 * self._price_marks[sign < 0] + COMPACT_SLACK
                 assert len(heap) <= bound, f"{name} price heap holds {len(heap)} entries, over its bound {bound}"
         self._check_owners(seen)
         total = self.heap_entries()

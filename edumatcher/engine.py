@@ -330,7 +330,7 @@ class Engine:
         events = book.events
         if events:
             self._event_frames(events, out, ts)
-            if book.needs_maintenance():  # only a call with events can leave work behind
+            if book.work_left:  # only a call with events can leave work behind
                 self._pending.add(symbol)
         if symbol not in self._dirty:
             self._mark_dirty(symbol)
@@ -355,7 +355,7 @@ class Engine:
         book.cancel(order_id, now_ns=ts)
         out: list[tuple[bytes, bytes]] = []
         self._event_frames(book.events, out, ts)
-        if book.needs_maintenance():
+        if book.work_left:
             self._pending.add(symbol)
         if symbol not in self._dirty:
             self._mark_dirty(symbol)
@@ -375,7 +375,7 @@ class Engine:
                 self._event_frames(book.events, out, ts)
                 if s not in self._dirty:
                     self._mark_dirty(s)
-            if book.needs_maintenance():
+            if book.work_left:
                 self._pending.add(s)
         return out
 

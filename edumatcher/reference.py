@@ -123,6 +123,7 @@ class NaiveBook:
         self._skips = 0  # steps of this call that recorded no event (entries a mass cancel skipped)
         self._cut = False  # whether the last _match stopped at its protection price
         self._guard = 0  # the protection price of the last _match
+        self.work_left = False  # True when maintain() may have work (a call ran out of budget)
 
     # ------------------------------------------------------------------ reading
 
@@ -238,7 +239,8 @@ class NaiveBook:
             self._skips = 0
             self._now_ns = now_ns
             self._continue()
-        return self.has_outstanding_work()
+        self.work_left = more = self.has_outstanding_work()
+        return more
 
     def needs_maintenance(self) -> bool:
         """The same as ``has_outstanding_work``: this book has no heaps to compact."""
@@ -491,6 +493,7 @@ class NaiveBook:
                     break  # a new round: buy stops are looked at first again
             else:
                 return
+        self.work_left = True
 
     def _mass_cancel_step(self) -> None:
         job = self._jobs[0]

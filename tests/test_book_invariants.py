@@ -137,7 +137,9 @@ def _triggerable_stop(book: OrderBook) -> None:
 
 
 def _price_heap_too_big(book: OrderBook) -> None:
-    stale = range(10**6, 10**6 + 2 * len(book._ask_levels) + COMPACT_SLACK)  # prices with no level
+    # one entry past the bound: twice the levels there were when a price was last pushed, plus the slack
+    extra = 2 * book._price_marks[False] + COMPACT_SLACK - len(book._ask_prices) + 1
+    stale = range(10**6, 10**6 + extra)  # prices with no level
     book._ask_prices.extend(stale)
     book._ask_in_heap.update(stale)
 

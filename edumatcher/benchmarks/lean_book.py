@@ -5,11 +5,12 @@ objects, ``Trade`` objects, int keys mapped to orders), so it shows what the fea
 cost, a fair lesson; it is not the fastest a pure-Python book can be. This one keeps
 nothing a price-time book does not need:
 
-* heap entries are tuples ``(k0, seq, entry)`` (``k0`` is ``-price`` for bids, ``price``
-  for asks), compared by ``k0`` then ``seq`` (unique), so the entry is never compared;
-* an entry is a list ``[remaining, order_id, owner]`` built positionally, and the one dict
-  maps an order id to it; a cancel sets ``remaining`` to 0 and the entry is dropped when
-  it reaches a top (lazy deletion), or by compaction (``2 * live + 64``, as the others);
+* heap entries are tuples ``(k0, seq, order_id)`` (``k0`` is ``-price`` for bids,
+  ``price`` for asks), compared by ``k0`` then ``seq`` (unique), so the id is never
+  compared;
+* the one dict maps an order id to its entry, a list ``[remaining, owner]`` built
+  positionally; a cancel deletes the id, and its heap tuple is dropped when it reaches a
+  top (lazy deletion, as in the other books) or by compaction (``2 * live + 64``);
 * a trade is a tuple ``(seq, price, qty, buy_id, sell_id, buy_owner, sell_owner,
   aggressor_is_buy)``: what a ``Trade`` says, with no ``Trade``; no ``Order``, no
   enums, no events, no validation; GTC limit orders and cancels only.
@@ -44,9 +45,9 @@ class LeanBook:
     def __init__(self, symbol: str) -> None:
         self.symbol = symbol
         self.last_price: int | None = None
-        self._bids: list[tuple[int, int, list[Any]]] = []
-        self._asks: list[tuple[int, int, list[Any]]] = []
-        self._orders: dict[str, list[Any]] = {}  # order id -> [remaining, id, owner]
+        self._bids: list[tuple[int, int, str]] = []
+        self._asks: list[tuple[int, int, str]] = []
+        self._orders: dict[str, list[Any]] = {}  # order id -> [remaining, owner]; an id not here is dead
         self._seq = 0
         self._trade_seq = 0
         self._dead = 0
@@ -54,29 +55,31 @@ class LeanBook:
     def submit(self, order_id: str, is_buy: bool, price: int, qty: int, owner: str) -> list[tuple[Any, ...]]:
         """Match a GTC limit order, rest its remainder; return the trades. O(log n) per trade and rest."""
         trades: list[tuple[Any, ...]] = []
+        orders = self._orders
         if is_buy:
             heap, bound = self._asks, price
         else:
             heap, bound = self._bids, -price
         tseq = self._trade_seq
         while heap:
-            k0, _, entry = heap[0]
-            rest = entry[0]
-            if not rest:  # cancelled: dropped on the way
+            k0, _, rid = heap[0]
+            entry = orders.get(rid)
+            if entry is None:  # cancelled: dropped on the way
                 heappop(heap)
                 self._dead -= 1
                 continue
             if k0 > bound:
                 break
+            rest = entry[0]
             q = qty if qty < rest else rest
             tseq += 1
             if is_buy:
-                trades.append((tseq, k0, q, order_id, entry[1], owner, entry[2], True))
+                trades.append((tseq, k0, q, order_id, rid, owner, entry[1], True))
             else:
-                trades.append((tseq, -k0, q, entry[1], order_id, entry[2], owner, False))
+                trades.append((tseq, -k0, q, rid, order_id, entry[1], owner, False))
             if q == rest:
                 heappop(heap)
-                del self._orders[entry[1]]
+                del orders[rid]
             else:
                 entry[0] = rest - q
             qty -= q
@@ -87,24 +90,22 @@ class LeanBook:
             self.last_price = trades[-1][1]
         if qty:
             self._seq = seq = self._seq + 1
-            entry = [qty, order_id, owner]
-            self._orders[order_id] = entry
+            orders[order_id] = [qty, owner]
             if is_buy:
-                heappush(self._bids, (-price, seq, entry))
+                heappush(self._bids, (-price, seq, order_id))
             else:
-                heappush(self._asks, (price, seq, entry))
+                heappush(self._asks, (price, seq, order_id))
         return trades
 
     def cancel(self, order_id: str) -> bool:
-        """Cancel a resting order: its entry is marked dead (lazy deletion). Amortised O(1)."""
-        entry = self._orders.pop(order_id, None)
-        if entry is None:
+        """Cancel a resting order: its id leaves the dict, its heap tuple is dead (lazy deletion). Amortised O(1)."""
+        if self._orders.pop(order_id, None) is None:
             return False
-        entry[0] = 0
         self._dead += 1
         if self._dead > len(self._orders) + 64:  # total entries > 2 * live + 64
+            orders = self._orders
             for heap in (self._bids, self._asks):
-                heap[:] = [e for e in heap if e[2][0]]
+                heap[:] = [e for e in heap if e[2] in orders]
                 heapify(heap)
             self._dead = 0
         return True
