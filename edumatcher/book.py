@@ -118,9 +118,9 @@ COMPACT_INLINE_MAX = 4_096
 hundred microseconds); a bigger one a slice at a time."""
 
 COMPACT_SLICE = 2_048
-"""With a budget, entries one compaction slice examines; at most a quarter of them are
-taken out (each removal is a sift in Python, O(log n)). On a big heap each look-up is a
-cache miss, so it is the count of entries, not the algorithm, that bounds a slice."""
+"""With a budget, entries one compaction slice examines; the sifts of the removals it makes
+may move entries ``COMPACT_SLICE // 8`` levels in all (each level of a big heap is a cache
+miss or three): a few hundred microseconds a slice, whatever the heap's size."""
 
 Event = tuple[str, "Trade | Order"]
 """One entry of ``OrderBook.events``: ``("trade", Trade)``, ``("cancelled", Order)`` or ``("triggered", Order)``."""
@@ -173,23 +173,25 @@ def _popped_up_to(heap: list[int], limit: int) -> Iterator[int]:
         yield heappop(heap)
 
 
-def _remove_at(heap: list[int], i: int) -> None:
-    """Take the entry at index ``i`` out of a heap, keeping it a heap. O(log n).
+def _remove_at(heap: list[int], i: int) -> int:
+    """Take the entry at index ``i`` out of a heap, keeping it a heap; return 1 + the levels the sift moved. O(log n).
 
     The last entry moves into the hole and is sifted down, or up, to where it belongs:
     the heap stays valid, so a compaction can stop after any removal and let the book
-    use the heap before the next slice.
+    use the heap before the next slice. A hole near the bottom costs a level or two; one
+    near the top up to the heap's height, and on a big heap each level is a cache miss or
+    three, so a compaction slice is budgeted in levels, not in removals.
 
     >>> heap = [1, 3, 2, 7, 4, 5, 6]
-    >>> _remove_at(heap, 1); heap[0], sorted(heap)
-    (1, [1, 2, 4, 5, 6, 7])
+    >>> _remove_at(heap, 1), heap[0], sorted(heap)  # 6 fills the hole and moves down one level
+    (2, 1, [1, 2, 4, 5, 6, 7])
     >>> all(heap[(j - 1) // 2] <= heap[j] for j in range(1, len(heap)))
     True
     """
     last = heap.pop()
     n = len(heap)
     if i == n:
-        return
+        return 0
     # Down: move the smaller child up while it is smaller than ``last``.
     pos = i
     child = 2 * pos + 1
@@ -202,6 +204,7 @@ def _remove_at(heap: list[int], i: int) -> None:
         heap[pos] = heap[child]
         pos = child
         child = 2 * pos + 1
+    moved = 0
     # Up (only if it did not move down): move parents down while they are larger.
     if pos == i:
         while pos > 0:
@@ -210,7 +213,11 @@ def _remove_at(heap: list[int], i: int) -> None:
                 break
             heap[pos] = heap[parent]
             pos = parent
+            moved += 1
+    else:
+        moved = (pos + 1).bit_length() - (i + 1).bit_length()
     heap[pos] = last
+    return moved + 1
 
 
 def _take_refreshed_peaks(queue: list[list[int]], left: int, steps: int) -> tuple[int, int]:
@@ -1300,9 +1307,9 @@ class OrderBook:
         live = self._live
         heaps = (self._bids, self._asks, self._buy_stops, self._sell_stops)
         examined = 0
-        removals = COMPACT_SLICE // 4
+        levels = COMPACT_SLICE // 8  # what the removals' sifts may move, in all
         state = self._pass
-        while state is not None and examined < COMPACT_SLICE and removals:
+        while state is not None and examined < COMPACT_SLICE and levels > 0:
             h, pos = state
             heap = heaps[h]
             if pos is None:  # this heap's turn starts
@@ -1315,12 +1322,11 @@ class OrderBook:
                     state = [h + 1, None] if h < 3 else None
                     continue
                 pos = n - 1
-            while pos >= 0 and examined < COMPACT_SLICE and removals:
+            while pos >= 0 and examined < COMPACT_SLICE and levels > 0:
                 examined += 1
                 if pos < len(heap) and heap[pos] not in live:
-                    _remove_at(heap, pos)
+                    levels -= _remove_at(heap, pos)
                     self._dead -= 1
-                    removals -= 1
                     # Look at this place again: a sift up may have moved an entry not yet looked at into it.
                     continue
                 pos -= 1
@@ -1330,9 +1336,10 @@ class OrderBook:
     def _compact_prices(self, is_bid: bool) -> None:
         """Drop one side's stale price entries: all at once when small (or without a budget), else a slice.
 
-        A slice examines ``COMPACT_SLICE // 8`` entries, going down the heap from where
-        the last one stopped (then from the end again): each level made while the heap is
-        over its bound pays for one, and at least half of the entries it meets are stale.
+        A slice examines up to ``COMPACT_SLICE // 8`` entries and its removals move at most
+        ``COMPACT_SLICE // 64`` levels, going down the heap from where the last one stopped (then
+        from the end again): each level made while the heap is over its bound pays for one,
+        and removing a level adds one stale entry, so the slices keep up.
         """
         heap = self._bid_prices if is_bid else self._ask_prices
         levels = self._bid_levels if is_bid else self._ask_levels
@@ -1347,14 +1354,15 @@ class OrderBook:
         pos = self._price_pass[is_bid]
         if not 0 <= pos < len(heap):
             pos = len(heap) - 1
+        moves = COMPACT_SLICE // 64
         for _ in range(COMPACT_SLICE // 8):
-            if pos < 0:
+            if pos < 0 or moves <= 0:
                 break
             if pos < len(heap):
                 k0 = heap[pos]
                 p = -k0 if is_bid else k0
                 if p not in levels:
-                    _remove_at(heap, pos)
+                    moves -= _remove_at(heap, pos)
                     in_heap.discard(p)
                     continue  # this place again: a sift up may have moved an entry into it
             pos -= 1

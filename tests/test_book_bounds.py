@@ -538,6 +538,6 @@ def test_with_a_budget_compaction_goes_a_slice_at_a_time(monkeypatch: pytest.Mon
         dead = book._dead
         book.maintain()
         calls += 1
-        assert dead - book._dead <= COMPACT_SLICE // 4
+        assert dead - book._dead <= COMPACT_SLICE // 8  # each removal moves at least one level
         book.check_invariants()
     assert full == [] and calls > 4 and book.heap_entries() == len(book)

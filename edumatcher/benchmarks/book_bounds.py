@@ -14,7 +14,9 @@ what the run loop does between messages) is timed too, until the book has nothin
 to do. Times are this thread's CPU time (``time.thread_time_ns``: what the machine gave
 to other processes is not counted), the collector off while timing. A pattern is run
 ``REPEAT`` times on a fresh book (3 at a million); its figure is the median over the runs of the
-longest single call (the message, or one maintenance call). The verdict compares the sizes:
+longest single call: the message, or the 95th percentile of the maintenance calls (``PERCENTILE``: the
+longest of thousands of calls on a shared machine is the machine's, and is printed beside it).
+The verdict compares the sizes:
 within 4x is the issue's "bounded". Beside it, the same message on a book without a
 budget (every call finishes all its work: a library call as chapter 07 measures it),
 which is what the issue measured.
@@ -52,7 +54,7 @@ from ..model import TIF, Order, OrderRejected, OrderType, SelfMatch, Side
 from ..rules import PROTECTION_TICKS, WORK_BUDGET, min_display_qty
 from ..sinks import DiscardingSink
 
-__all__ = ["run", "resting_order_bytes", "REPEAT", "SIZES", "COMPACTION_SIZES", "BOUND", "Pattern", "patterns"]
+__all__ = ["run", "resting_order_bytes", "REPEAT", "SIZES", "COMPACTION_SIZES", "BOUND", "PERCENTILE", "Pattern", "patterns"]
 
 REPEAT = 5
 """Runs of each pattern (each on a fresh book); the figure is the median of their worst calls."""
@@ -106,9 +108,16 @@ def _cpu_call(fn: Callable[[], Any]) -> tuple[Any, float]:
         gc.enable()
 
 
+PERCENTILE = 95
+"""The maintenance call a run is judged by: its 95th percentile (nearest rank). The longest of
+thousands of calls on a shared virtual machine measures the machine (a preempted or stolen
+slice shows up even in thread CPU time), not the call's work, which is bounded by construction
+and counted by the tests; the maximum is printed beside it."""
+
+
 @dataclass
 class _Run:
-    """One run of a pattern: the message's time, every maintenance call's, and the most steps one call took."""
+    """One run of a pattern: the message's time, every maintenance call's, and the most frames one call sent."""
 
     message: float
     maintenance: list[float]
@@ -116,7 +125,12 @@ class _Run:
 
     @property
     def worst(self) -> float:
-        return max([self.message, *self.maintenance])
+        """The message, or the maintenance calls' ``PERCENTILE``-th percentile, whichever is longer."""
+        if not self.maintenance:
+            return self.message
+        ordered = sorted(self.maintenance)
+        rank = max(1, -(-PERCENTILE * len(ordered) // 100))  # nearest rank
+        return max(self.message, ordered[rank - 1])
 
 
 _AGAIN = 5
@@ -254,10 +268,12 @@ def _pattern_rows(pattern: Pattern, sizes: tuple[int, ...], repeat: int) -> list
         t, last = _median_worst(pattern.build, n, WORK_BUDGET, min(repeat, 3) if n > 100_000 else repeat)
         worst.append(t)
         unbounded, _ = _median_worst(pattern.build, n, None, 1 if n > 100_000 else min(repeat, 3))
+        longest = max(last.maintenance, default=0.0)
         lines.append(
-            f"    {n:>9,}: one message or maintenance call at most {format_seconds(t):>9} "
-            f"(message {format_seconds(last.message)}, then {len(last.maintenance):,} maintenance calls, "
-            f"at most {last.events_max:,} frames in one call); without a budget: {format_seconds(unbounded)}"
+            f"    {n:>9,}: one message {format_seconds(t):>9} (the message {format_seconds(last.message)}, then "
+            f"{len(last.maintenance):,} maintenance calls, p{PERCENTILE} of them within it, the longest "
+            f"{format_seconds(longest)}; at most {last.events_max:,} frames in one call); "
+            f"without a budget: {format_seconds(unbounded)}"
         )
     ratio = max(worst) / min(worst) if min(worst) > 0 else float("inf")
     verdict = f"bounded: the sizes are within {ratio:.1f}x of each other (<= {BOUND:g}x)" if ratio <= BOUND else \
@@ -417,7 +433,7 @@ def run_issue_26(*, quick: bool = False, say: Callable[[str], None] = print) -> 
     info = interpreter()
     say(f"issue 26: one message's time, {info.implementation} {info.version}; books with a work budget of "
         f"{WORK_BUDGET} steps and a protection of {PROTECTION_TICKS} ticks; thread CPU time, collector off; "
-        f"each figure the median over {repeat} runs of the longest single call (the message or one maintenance call)")
+        f"each figure the median over {repeat} runs of the longer of the message and the p{PERCENTILE} maintenance call")
     for pattern in patterns():
         for line in _pattern_rows(pattern, compaction_sizes if pattern.compaction else sizes, repeat):
             say(line)
