@@ -268,12 +268,14 @@ def _pattern_rows(pattern: Pattern, sizes: tuple[int, ...], repeat: int) -> list
         t, last = _median_worst(pattern.build, n, WORK_BUDGET, min(repeat, 3) if n > 100_000 else repeat)
         worst.append(t)
         unbounded, _ = _median_worst(pattern.build, n, None, 1 if n > 100_000 else min(repeat, 3))
-        longest = max(last.maintenance, default=0.0)
+        if last.maintenance:
+            after = (f"then {len(last.maintenance):,} maintenance calls, p{PERCENTILE} of them within it, the longest "
+                     f"{format_seconds(max(last.maintenance))}")
+        else:
+            after = "nothing left for maintenance"
         lines.append(
-            f"    {n:>9,}: one message {format_seconds(t):>9} (the message {format_seconds(last.message)}, then "
-            f"{len(last.maintenance):,} maintenance calls, p{PERCENTILE} of them within it, the longest "
-            f"{format_seconds(longest)}; at most {last.events_max:,} frames in one call); "
-            f"without a budget: {format_seconds(unbounded)}"
+            f"    {n:>9,}: one message {format_seconds(t):>9} (the message {format_seconds(last.message)}, {after}; "
+            f"at most {last.events_max:,} frames in one call); without a budget: {format_seconds(unbounded)}"
         )
     ratio = max(worst) / min(worst) if min(worst) > 0 else float("inf")
     verdict = f"bounded: the sizes are within {ratio:.1f}x of each other (<= {BOUND:g}x)" if ratio <= BOUND else \
