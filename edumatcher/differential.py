@@ -2,7 +2,8 @@
 
 The book under test (the fast ``OrderBook``) and the reference (``NaiveBook``) each get
 their own copy of every order, built from the same dict. After **every** operation the
-harness compares what each call returned (trades, or the rejection code), the events,
+harness compares what each call returned (trades, or the rejection code), the events (and
+that every cancel in them has its reason),
 ``depth()``, ``best_bid()``/``best_ask()``, ``last_price``, ``len``, which orders are
 live, and every field of every order submitted so far, and it calls the tested book's
 ``check_invariants()``. The first difference stops the run and is described with its
@@ -327,6 +328,8 @@ class _Copies:
 
 def _compare_books(ref: Book, test: Book, copies: _Copies) -> None:
     _same("events", [(k, p.to_dict()) for k, p in ref.events], [(k, p.to_dict()) for k, p in test.events])
+    unexplained = [p.id for k, p in test.events if k == "cancelled" and p.cancel_reason is None]
+    _same("cancels without a reason (rules.py: every cancel says why)", [], unexplained)
     ref_bids, ref_asks = ref.depth()
     test_bids, test_asks = test.depth()
     _same("depth (bids)", [tuple(level) for level in ref_bids], [tuple(level) for level in test_bids])

@@ -384,3 +384,26 @@ def test_a_custom_distribution_can_be_passed() -> None:
     two_ticks = PriceDistribution("two", 100, 101)
     result = run_differential(OrderBook, NaiveBook, seeds=range(3), ops_per_seed=100, prices=two_ticks)
     assert result.ok and result.prices == "two"
+
+
+def test_every_cancel_carries_its_reason_and_every_reason_occurs() -> None:
+    """Issue 26: each cancelled order says why; over generated cases every reason of rules.py shows up."""
+    from edumatcher.model import CancelReason
+
+    seen: set[CancelReason] = set()
+    for seed in range(40):
+        case = generate_case(seed, OPS, "wide" if seed % 2 else "ladder", maintain=0.05)
+        book = OrderBook(case.symbol, case.last_price, protection=3, budget=4)
+        for op in case.ops:
+            _call_for_test(book, op)
+            for kind, p in book.events:
+                if kind == "cancelled":
+                    assert p.cancel_reason is not None, p
+                    seen.add(p.cancel_reason)
+    assert seen == set(CancelReason)
+
+
+def _call_for_test(book: OrderBook, op: dict[str, Any]) -> None:
+    from edumatcher.differential import _call
+
+    _call(book, op)
