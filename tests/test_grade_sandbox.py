@@ -164,9 +164,12 @@ def assert_kernel_is_sandboxed(cwd: Path) -> None:
     """The kernel command the graders use runs the kernel inside bwrap (checked before any hostile code runs)."""
     with sandboxed_kernel_manager(sandbox_spec(resolve_sandbox("bwrap")), cwd=str(cwd)) as km:
         argv = km.format_kernel_cmd()
-    # A short launcher (which only asks to die with the worker) execs bwrap, which runs everything else.
-    assert argv[3] == str(os.getpid()) and Path(argv[4]).name == "bwrap" and argv[5:6] == ["--unshare-all"], argv
-    assert argv.index("--") > argv.index("--unshare-all") and "ipykernel_launcher" in " ".join(argv), argv
+    # A short launcher (which only joins the kernel's cgroups and asks to die with the worker) execs bwrap,
+    # which runs everything else in namespaces of its own (no network, no view of the grader's processes).
+    assert argv[3] == str(os.getpid()) and Path(argv[5]).name == "bwrap", argv
+    separator = argv.index("--")
+    assert {"--unshare-pid", "--unshare-net"} <= set(argv[6:separator]) or "--unshare-all" in argv[6:separator], argv
+    assert "ipykernel_launcher" in " ".join(argv[separator:]), argv
 
 
 def grade_class(root: Path, names: list[str], sandbox: str):

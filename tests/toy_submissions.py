@@ -1,4 +1,5 @@
-"""Submissions of the toy exercise (tests/fixtures/grading) for the gradebook and stop/resume tests."""
+"""Submissions of the toy exercise (tests/fixtures/grading) for the grading tests, and the course's real
+exercises found by topic (their number changes when chapters move; their topic does not)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,18 @@ from edumatcher.grading.notebook_cells import grade_id
 
 SOURCES = Path(__file__).parent / "fixtures" / "grading" / "solutions"
 TOY = SOURCES / "ex_toy.ipynb"
+REAL_SOURCES = Path(__file__).resolve().parent.parent / "solutions"
+# The exercises issue 25's tampering attack scored full marks on, by topic: the one place grading tests name
+# real exercises, so a renumbering of the chapters changes nothing here.
+ISSUE_25_TOPICS = ("next_one_percent", "exact_ticks", "masked_ring", "significance_test")
+
+
+def real_exercise(topic: str) -> Path:
+    """The source notebook ``solutions/NN_<topic>.ipynb``, whatever its number."""
+    found = sorted(REAL_SOURCES.glob(f"[0-9][0-9]_{topic}.ipynb"))
+    if len(found) != 1:
+        raise LookupError(f"expected one solutions/NN_{topic}.ipynb, found {[p.name for p in found]}")
+    return found[0]
 
 
 def solved(a_add_prefix: str = "") -> str:

@@ -40,9 +40,12 @@ class HiddenText:
     """The hidden-test lines of an exercise, to recognise them in text the kernel sends back."""
 
     def __init__(self, check_sources: Iterable[str]) -> None:
-        """Collect every hidden line of ``check_sources`` (whitespace-normalised, long enough to tell)."""
-        self.lines = {_normal(line) for source in check_sources for line in _hidden_part(source).split("\n")}
-        self.lines = {line for line in self.lines if len(line) >= _MIN_LEAK}
+        """Collect every hidden line of ``check_sources`` (whitespace-normalised, long enough to tell) that no
+        visible part shows too (``from math import isclose``, hidden here and visible there, is no secret)."""
+        sources = list(check_sources)
+        hidden = {_normal(line) for source in sources for line in _hidden_part(source).split("\n")}
+        shown = "\n".join(_normal(line) for source in sources for line in _visible_part(source).split("\n"))
+        self.lines = {line for line in hidden if len(line) >= _MIN_LEAK and line not in shown}
 
     def leaks(self, text: str) -> bool:
         """True if ``text`` holds one of the hidden lines."""
@@ -139,6 +142,12 @@ def _hidden_lines(source: str) -> set[int]:
 def _hidden_part(source: str) -> str:
     lines = source.split("\n")
     return "\n".join(lines[number - 1] for number in sorted(_hidden_lines(source)) if number <= len(lines))
+
+
+def _visible_part(source: str) -> str:
+    lines = source.split("\n")
+    hidden = _hidden_lines(source)
+    return "\n".join(line for number, line in enumerate(lines, start=1) if number not in hidden)
 
 
 def _normal(text: str) -> str:

@@ -45,7 +45,7 @@ from typing import Any
 
 from .notebook_cells import BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS, RegionError, find_regions
 
-__all__ = ["Decoy", "decoy_for"]
+__all__ = ["Decoy", "decoy_for", "plan_twins"]
 
 # (relative, absolute): at least math.isclose's and numpy.isclose's defaults.
 _DEFAULT_TOLERANCE = (1e-5, 1e-8)
@@ -121,6 +121,18 @@ def decoy_for(source: str, rng: random.Random) -> Decoy | None:
             what = f"line {node.lineno} ({part}) is followed by its opposite: assert {_negation(node.test, source)}"
             return _checked(_contradict(lines, node, source), what)
     return None
+
+
+def plan_twins(checks: dict[int, str], rng: random.Random) -> dict[int, tuple[Decoy, bool]]:
+    """For each check (cell index -> source), its twin and whether the twin runs first (a coin toss), drawn
+    from ``rng`` in index order; checks with no twin are left out. The worker draws ``rng`` from the
+    system's randomness; a test passes a seeded one to know the order."""
+    plan: dict[int, tuple[Decoy, bool]] = {}
+    for index in sorted(checks):
+        decoy = decoy_for(checks[index], rng)
+        if decoy is not None:
+            plan[index] = (decoy, rng.random() < 0.5)
+    return plan
 
 
 def _checked(text: str, what: str) -> Decoy | None:

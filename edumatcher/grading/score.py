@@ -55,7 +55,7 @@ _NOT_RUN = {
     GRADED: "not run",
     UNKNOWN_EXERCISE: "not run",
 }
-NOT_SCORED = "not scored: a decoy check passed (the row's status is tampered)"
+NOT_SCORED = "not scored: the submission is held for review (status tampered)"
 
 
 @dataclass

@@ -33,7 +33,7 @@ avoid_slow_imports()  # before nbformat is first imported, below
 
 # isort: split
 from .check_messages import HiddenText, answer_message, check_message  # noqa: E402
-from .decoys import Decoy, decoy_for  # noqa: E402
+from .decoys import Decoy, plan_twins  # noqa: E402
 from .execute import DEFAULT_MAX_OUTPUT_CHARS, CellOutcome, Twin, run_cells  # noqa: E402
 from .exercise import load_exercise  # noqa: E402
 from .notebook_cells import notebook_text  # noqa: E402
@@ -97,14 +97,9 @@ def grade_in_worker(job: dict[str, Any], log: EventLog) -> None:
     hidden = HiddenText(roles[index].cell.source for index in checks)
     # A twin per check that has one, run before or after it by a coin toss nothing in the kernel can see.
     rng = random.Random(job["decoy_seed"]) if job.get("decoy_seed") is not None else random.SystemRandom()
-    twins: dict[int, Decoy] = {}
-    order: dict[int, Twin] = {}
-    if job.get("decoys", True):
-        for index in sorted(checks):
-            decoy = decoy_for(roles[index].cell.source, rng)
-            if decoy is not None:
-                twins[index] = decoy
-                order[index] = Twin(decoy.source, first=rng.random() < 0.5)
+    planned = plan_twins({index: roles[index].cell.source for index in checks}, rng) if job.get("decoys", True) else {}
+    twins: dict[int, Decoy] = {index: decoy for index, (decoy, _) in planned.items()}
+    order = {index: Twin(decoy.source, first) for index, (decoy, first) in planned.items()}
     answer_notes = 0
 
     def report(outcome: CellOutcome) -> None:
