@@ -9,6 +9,7 @@ caps and the reading of notebooks are also tested without kernels.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 from concurrent.futures import ThreadPoolExecutor
@@ -43,18 +44,18 @@ def with_add(code: str) -> nbformat.NotebookNode:
     return nb
 
 
-def nested(depth: int) -> Any:
-    value: Any = "bottom"
-    for _ in range(depth):
-        value = {"down": value}
-    return value
+def nested(depth: int) -> str:
+    """JSON text of objects nested ``depth`` deep (built as text: nbformat itself recurses too far on it)."""
+    return '{"down": ' * depth + '"bottom"' + "}" * depth
 
 
 def deep_metadata() -> str:
+    """The toy solution with metadata nested 900 deep (issue 25: a permanent "grader failed: RecursionError")."""
     nb = nbformat.read(TOY, as_version=4)
-    nb.cells[0].metadata["trap"] = nested(900)  # a read-only cell: restored from the source anyway
-    nb.cells.append(new_code_cell("x = 1", metadata={"trap": nested(900), "tags": 7}))
-    return nbformat.writes(nb)
+    nb.cells[0].metadata["trap"] = "TRAP"  # a read-only cell: restored from the source anyway
+    nb.cells.append({"cell_type": "code", "source": "x = 1", "metadata": {"trap": "TRAP", "tags": 7},
+                     "outputs": [], "execution_count": None})
+    return json.dumps(nb).replace('"TRAP"', nested(900))  # as a file: nbformat would refuse to write it
 
 
 def version_3() -> str:
@@ -94,7 +95,7 @@ for i in range(40):
 WIDGET_FLOOD = '''
 from comm import create_comm
 create_comm(target_name="jupyter.widget", data={"state": {"_model_name": "Junk"}})  # no _model_module
-for i in range(40):
+for i in range(20):
     c = create_comm(target_name="jupyter.widget", data={"state": {"_model_name": "X", "_model_module": "y",
                                                                     "blob": "w" * 10_000_000}})
     c.send({"method": "update", "state": {"blob": "v" * 10_000_000}})
@@ -159,14 +160,19 @@ def test_the_kernels_folders_are_capped_tmpfs(graded: dict) -> None:
     text = "".join(out.get("text", "") for cell in nbformat.read(executed, as_version=4).cells
                    for out in cell.get("outputs", []))
     written = eval(text[text.index("WRITTEN") + 8:].splitlines()[0])  # noqa: S307 - the test's own print
-    assert written["."] <= 257_000_000 and written["/tmp"] <= 257_000_000 and written["/dev/shm"] <= 65_000_000
+    mib = 1024 * 1024
+    assert written["."] <= 256 * mib and written["/tmp"] <= 256 * mib and written["/dev/shm"] <= 64 * mib, written
+    assert written["."] > 200 * mib, written  # the folder is usable: the cap stops it, nothing sooner
 
 
 @slow
 @pytest.mark.parametrize("name", ["metadata_flood", "widget_flood"])
 def test_display_metadata_and_widget_state_count_toward_the_cap(graded: dict, name: str) -> None:
     result, executed = graded[name]
-    assert (result.status, result.total) == ("graded", 5), (result.reason, result.checks, result.notes)
+    # Its kernel may crash under its own flood (queued output counts against its address space); the
+    # run goes on and the row is recorded either way. What matters: the stored notebook stays small.
+    assert result.status in ("graded", "kernel-died"), (result.reason, result.checks, result.notes)
+    assert result.status == "kernel-died" or result.total == 5, result.checks
     assert executed.stat().st_size < 1.5 * DEFAULT_MAX_TOTAL_OUTPUT_CHARS, executed.stat().st_size
     assert "widgets" not in nbformat.read(executed, as_version=4).metadata
 
@@ -182,8 +188,7 @@ def test_deep_metadata_and_a_version_3_notebook_are_graded(graded: dict) -> None
 def test_shared_memory_is_counted_where_a_memory_cgroup_exists(graded: dict) -> None:
     result, _ = graded["mmap"]
     if probe().has("memory"):  # 3 GB of shared memory against 400 MB plus the folders: the kernel is ended
-        assert result.status == "kernel-died" or result.check("c_add").passed is False or any(
-            "MemoryError" in note for note in result.notes), result
+        assert result.status == "kernel-died" and "answer cell a_add" in result.reason, result
     else:
         pytest.skip(f"no memory cgroup here ({probe().reasons.get('memory')}): the run's header says so")
 
@@ -195,6 +200,7 @@ def test_the_header_says_what_bounds_memory_and_processes() -> None:
     full = SandboxChoice("bwrap", bwrap="/usr/bin/bwrap", kernel_uid=True,
                          cgroups=CgroupSupport(parents={"memory": "/m", "pids": "/p"}, version=1))
     assert "shared memory counted" in full.describe_limits(2048) and "a user of its own" in full.describe_limits(2048)
+    assert "\n" not in full.describe_limits(2048)
 
 
 # --- without kernels ---------------------------------------------------------------------------------

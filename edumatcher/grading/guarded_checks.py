@@ -18,7 +18,10 @@ All are put back before each check; a check whose code stopped early never sends
 the witness sends nothing if the machinery differs from the snapshot when it runs.
 
 What stays possible in-process (the checks run in the student's interpreter; a sandbox does not
-change that), all of it code aimed at the checks or at the grader itself:
+change that), all of it code aimed at the checks or at the grader itself. Each of these is caught
+by the check's decoy twin (``decoys``), which runs exactly as the check does and which no honest
+answer passes, whenever it makes the twin pass too, that is, unless the code can tell the twin from
+the check (the twin's module docstring says when it can):
 
 * patching what the checks import or call (``math.isclose = lambda *a, **k: True``, the engine's
   classes, ``sys.modules`` entries): the check then passes for real, in its own eyes;

@@ -32,7 +32,8 @@ What the ``bwrap`` sandbox guarantees (Linux with bubblewrap and user/PID/mount 
   cap ``RLIMIT_NPROC``, which Linux never applies to root, binds, and it counts only this
   kernel's processes: a fork bomb fails in its own kernel and nowhere else.
 * **Resource limits** (also applied with ``none``): address-space data (``RLIMIT_DATA``,
-  ``memory_mb``: an allocation beyond it raises ``MemoryError`` in the cell), file size
+  ``memory_mb``, twice that where a memory cgroup counts what is really used: an allocation beyond
+  it raises ``MemoryError`` in the cell), file size
   (``RLIMIT_FSIZE``), no core files, a process cap (``RLIMIT_NPROC``: per kernel as above; for a
   grader that is not root, a cap on all of that user's processes), and, where the grader can
   make control groups (``kernel_cgroups``), a memory cgroup that counts everything the kernel
@@ -182,7 +183,8 @@ class SandboxChoice:
     def describe_limits(self, memory_mb: int) -> str:
         """One line for the terminal: what bounds each kernel's memory and processes, and what does not."""
         if self.cgroups.has("memory"):
-            memory = f"memory: {memory_mb} MB per process and a memory cgroup per kernel (shared memory counted)"
+            memory = (f"memory: {memory_mb} MB for each kernel and its children, plus its folders, shared memory "
+                      "counted (a memory cgroup per kernel)")
         else:
             memory = (f"memory: {memory_mb} MB per process (RLIMIT_DATA) only, so shared memory (mmap) is not "
                       f"counted: no memory cgroup ({self.cgroups.reasons.get('memory', 'not available')})")
@@ -295,8 +297,12 @@ def _nproc_limit(choice: SandboxChoice) -> int | None:
 
 def _limits(spec: dict[str, Any]) -> dict[str, int]:
     mb = 1024 * 1024
-    limits = {"RLIMIT_DATA": int(spec["memory_mb"]) * mb, "RLIMIT_FSIZE": int(spec["file_mb"]) * mb,
-              "RLIMIT_CORE": 0}
+    # RLIMIT_DATA counts address space reserved, not memory used: a kernel whose output waits in its
+    # socket queue (unix sockets buffer little) reserves far more than it touches, and at the limit some
+    # C extensions (orjson) crash instead of raising MemoryError. Where a memory cgroup counts what is
+    # really used, the reservation gets twice the room.
+    data = int(spec["memory_mb"]) * (2 if (spec.get("cgroups") or {}).get("parents", {}).get("memory") else 1)
+    limits = {"RLIMIT_DATA": data * mb, "RLIMIT_FSIZE": int(spec["file_mb"]) * mb, "RLIMIT_CORE": 0}
     if spec.get("nproc"):
         limits["RLIMIT_NPROC"] = int(spec["nproc"])
     return limits
