@@ -35,9 +35,8 @@ TOY = FIXTURES / "solutions" / "ex_toy.ipynb"
 CELL_TIMEOUT = 4
 NOTEBOOK_TIMEOUT = 40  # generous: kernels start slowly on a loaded 2-core machine
 
-HAS_BWRAP = resolve_sandbox("auto").kind == "bwrap"
-needs_bwrap = pytest.mark.skipif(not HAS_BWRAP and not os.environ.get("CI"),
-                                 reason=resolve_sandbox("auto").describe())
+HAS_BWRAP = bool(_probe_bwrap()[0])
+needs_bwrap = pytest.mark.skipif(not HAS_BWRAP and not os.environ.get("CI"), reason=_probe_bwrap()[1] or "bwrap")
 
 # Reads the exercise source (with its solutions) and runs its answer cells: what a cheater wants.
 _STEAL = '''\

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from toy_submissions import ISSUE_25_TOPICS, TOY, real_exercise
+from toy_submissions import ISSUE_25_TOPICS, SANDBOX, TOY, real_exercise
 
 from edumatcher.grading import SubmissionResult, grade_one, load_exercise, notebook_text, release_notebook
 from edumatcher.grading.check_messages import HiddenText
@@ -209,7 +209,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SubmissionResu
         path.parent.mkdir()
         path.write_text(notebook_text(build()), encoding="utf-8")
         return grade_one(load_exercise(source), path, cell_timeout=CELL_TIMEOUT, timeout=NOTEBOOK_TIMEOUT,
-                         decoy_seed=seed)
+                         decoy_seed=seed, sandbox=SANDBOX)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(CASES, pool.map(grade, CASES), strict=True))
