@@ -69,8 +69,10 @@ class EventLog:
 def grade_in_worker(job: dict[str, Any], log: EventLog) -> None:
     """Grade the submission described by ``job``, reporting to ``log`` (see the module docstring).
 
-    ``job`` keys: ``source``, ``submission``, ``run_dir`` (kernel cwd), ``cell_timeout``,
-    optional ``executed_path`` and ``max_output_chars``.
+    ``job`` keys: ``source``, ``submission``, ``run_dir`` (kernel cwd), ``cell_timeout``, ``sandbox``
+    (``sandbox.sandbox_spec``), optional ``executed_path``, ``max_output_chars``, ``max_notebook_bytes``,
+    ``decoys`` (false: no twins) and ``decoy_seed`` (a test's fixed order; None: the system's randomness).
+    The submission is parsed here, under a memory cap, never in the grader's own process.
     """
     exercise = load_exercise(job["source"])
     try:
