@@ -250,7 +250,7 @@ def test_deeply_nested_metadata_is_dropped_on_reading(tmp_path: Path) -> None:
     assert "trap" not in nb.cells[0].metadata and "trap" not in nb.cells[-1].metadata
     assert "tags" not in nb.cells[-1].metadata  # tags that are not a list of strings would break nbclient
     assert nb.cells[-1].source == "x = 1" and MAX_METADATA_DEPTH < 900
-    nbformat.writes(nb)  # nothing left that recurses too deep
+    notebook_text(nb)  # nothing left that recurses too deep
 
 
 def test_a_version_3_notebook_reads_as_its_version_4_self(tmp_path: Path) -> None:

@@ -25,7 +25,8 @@ What the ``bwrap`` sandbox guarantees (Linux with bubblewrap and user/PID/mount 
   and the namespace mean that when the kernel's ``bwrap`` is killed (end of the submission,
   timeout, Ctrl-C), every process it started dies with it: no double-forked child survives.
 * **No network** (its own empty network namespace), a new session (no terminal to inject
-  keystrokes into), every capability dropped, an empty environment apart from a few variables.
+  keystrokes into), every capability dropped (with a user of its own: all but the two the launcher
+  needs to switch to it, gone with the switch), an empty environment apart from a few variables.
 * **Its own user, when the grader runs as root** (as CI does): the sandbox is then made without a
   user namespace, and the kernel drops to a user id of its own (``KERNEL_UID_BASE`` + the
   worker's pid, no capabilities, ``no_new_privs``) before any student code runs. So the process
@@ -33,12 +34,12 @@ What the ``bwrap`` sandbox guarantees (Linux with bubblewrap and user/PID/mount 
   kernel's processes: a fork bomb fails in its own kernel and nowhere else.
 * **Resource limits** (also applied with ``none``): address-space data (``RLIMIT_DATA``,
   ``memory_mb``, twice that where a memory cgroup counts what is really used: an allocation beyond
-  it raises ``MemoryError`` in the cell), file size
-  (``RLIMIT_FSIZE``), no core files, a process cap (``RLIMIT_NPROC``: per kernel as above; for a
-  grader that is not root, a cap on all of that user's processes), and, where the grader can
-  make control groups (``kernel_cgroups``), a memory cgroup that counts everything the kernel
-  and its children use (shared mappings included) and a pids cgroup. Output size is capped by
-  the grader, per cell and per notebook, outside the sandbox (``execute``).
+  it raises ``MemoryError`` in the cell), file size (``RLIMIT_FSIZE``), no core files, a process
+  cap (``RLIMIT_NPROC``: per kernel as above; for a grader that is not root, a cap on all of that
+  user's processes), and, where the grader can make control groups (``kernel_cgroups``), a memory
+  cgroup that counts everything the kernel and its children use (shared mappings included), a
+  pids cgroup and a cpu cgroup (one share of the processors). Output size is capped by the
+  grader, per cell and per notebook, outside the sandbox (``execute``).
 
 What it does not guarantee
 --------------------------
@@ -53,7 +54,7 @@ What it does not guarantee
   the sandbox's init. A worker killed in the few milliseconds while bwrap sets up its namespace
   can leave that init (and an idle kernel) behind: bwrap sets its own death signal only once its
   child runs. Killing a worker from outside at any later moment takes everything down.
-* CPU is not capped beyond the cell and notebook timeouts.
+* CPU time is not capped beyond the cell and notebook timeouts (a cpu cgroup only shares it out).
 * It reads what every user may read in ``/usr`` and the Python installation, and the bwrap
   command line (``/proc/1/cmdline``) reveals the paths of its own working and socket folders.
 * ``none`` runs the kernel as the grader's user: student code can then read and write anything
