@@ -25,13 +25,14 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ._compare import CATEGORIES, NEGLIGIBLE, WORKERS, compare_fresh
 from ._metadata import environment
+from ._runner import Pass
 
-__all__ = ["STATEMENTS", "calibrate", "main"]
+__all__ = ["STATEMENTS", "calibrate", "example_pair", "example_passes", "main"]
 
 STATEMENTS = (
     ("d[k]", "d = {i: i for i in range(100)}; k = 42"),
@@ -39,6 +40,22 @@ STATEMENTS = (
     ("[i for i in r]", "r = range(50)"),
 )
 """(statement, setup) pairs the comparisons rotate through."""
+
+
+def example_pair(n: int = 1_000) -> tuple[Callable[[], object], Callable[[], object]]:
+    """A contenders factory for ``compare_fresh`` (used by its tests and docs): ``sum(xs)`` against ``len(xs)``.
+
+    A factory runs in each worker process and builds there what cannot travel from a
+    notebook (objects, closures); it returns a pair of statements, callables or ``Pass``.
+    """
+    xs = list(range(n))
+    return (lambda: sum(xs)), (lambda: len(xs))
+
+
+def example_passes(n: int = 2_000) -> tuple[Pass, Pass]:
+    """A factory of two ``Pass`` contenders: sorting a fresh reversed list against copying it."""
+    return (Pass("sorted", sorted, lambda: list(range(n, 0, -1)), ops_per_call=n),
+            Pass("copy", list, lambda: list(range(n)), ops_per_call=n))
 
 
 def calibrate(effects: Sequence[tuple[float, int]], *, workers: int = WORKERS, say=print) -> dict[str, object]:

@@ -364,3 +364,20 @@ def test_compare_fresh_runs_workers_and_records_their_hash_seeds() -> None:
     assert len(set(c.hash_seeds)) == 4 and c.rounds == 40 and c.a.clock
     assert c.a.loop_overhead is not None and c.seconds is not None
     assert c.record.processes == 4
+
+
+def test_compare_fresh_builds_contenders_with_a_factory_in_each_worker() -> None:
+    c = compare_fresh(contenders="edumatcher.kit.calibrate_rule:example_pair", kwargs={"n": 3000},
+                      labels=("sum", "len"), workers=3, rounds=8)
+    assert c.category == "slower" and c.n_processes == 3
+    assert any("too few samples" in w for w in c.warnings)  # 3 processes cannot give a 95 % interval
+    passes = compare_fresh(contenders="edumatcher.kit.calibrate_rule:example_passes", workers=2, rounds=6,
+                           labels=("sorted", "copy"))
+    assert passes.a.number == 1 and passes.a.loop_overhead is None and passes.rounds == 12
+
+
+def test_compare_fresh_refuses_what_cannot_travel() -> None:
+    with pytest.raises(ValueError, match="statements a and b"):
+        compare_fresh("sum(xs)")
+    with pytest.raises(ValueError, match="at least 2 workers"):
+        compare_fresh("1", "2", workers=1)

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from nbformat import writes as nbformat_dumps
 
 from edumatcher.cli import main
 from edumatcher.kit import verdict_check
@@ -216,3 +217,21 @@ def test_a_stable_chapter_under_a_hog_exits_zero(notebooks: Path, capsys: pytest
 def test_a_cell_that_overruns_fails_its_run(notebooks: Path) -> None:
     run = run_notebook(notebooks / "sleeps.ipynb", timeout=2)
     assert not run.ok and run.error == "cell 1 (import time): timed out after 2 s"
+
+
+def test_a_real_kernel_carries_the_kit_s_records_to_the_check(tmp_path: Path) -> None:
+    import nbformat.v4 as v4
+
+    nb = v4.new_notebook(cells=[
+        v4.new_code_cell("from edumatcher.kit import Measurement, compare, claim\n"
+                         "c = compare(Measurement.from_samples([2.0] * 12, label='json'),\n"
+                         "            Measurement.from_samples([1.0] * 12, label='orjson'), key='encode')\n"
+                         "c"),
+        v4.new_code_cell("claim('rebuilds', 'thin out', 'rebuilds thin out as the book grows')"),
+        v4.new_code_cell("print(c.as_ratio())"),
+    ])
+    path = tmp_path / "records.ipynb"
+    path.write_text(nbformat_dumps(nb), encoding="utf-8")
+    run = run_notebook(path, timeout=60)
+    assert run.ok, run.error
+    assert [v.record.fixed_form() for v in run.verdicts] == ["encode · slower · json > orjson", "rebuilds · thin out"]
