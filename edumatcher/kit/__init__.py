@@ -33,8 +33,9 @@ The rooms, one job each (pyperf's layout):
 ``_metadata``                  who ran it and where: ``interpreter()``, ``machine()``, ``environment()``
 ``_formatter``                 units for people: ``format_seconds``, ``format_ratio``, ``table``
 ``_measurement``               the data: ``Measurement`` (samples, summary, warnings)
-``_runner``                    timing: calibration, warm-up, samples; ``measure``, ``interleave``,
-                               ``paired_rounds`` (what a worker process runs)
+``_timing``                    the primitives, stdlib only: samplers, calibration, ``TIMER``,
+                               ``paired_rounds`` (what a worker process loads on its own)
+``_runner``                    timing: ``measure``, ``interleave``, ``Pass``
 ``_compare``                   comparison, interval, verdict rule: ``compare_fresh``,
                                ``compare_processes``, ``compare_interleaved``, ``compare``...
 ``_worker``, ``_child``        fresh processes: ``spawn``, ``run_isolated``, ``run_workers``
@@ -46,9 +47,9 @@ The rooms, one job each (pyperf's layout):
 ``calibrate_rule``             ``python -m edumatcher.kit.calibrate_rule``: the rule on known effects
 =============================  ===========================================================
 
-The rooms import in one direction only (metadata, formatter, measurement, runner,
-verdict records, compare), so there is no import cycle; importing the kit loads
-neither numpy nor SciPy (a worker process starts in about 0.15 s).
+The rooms import in one direction only (metadata, formatter, measurement, timing,
+runner, verdict records, compare), so there is no import cycle; importing the kit
+loads neither numpy nor SciPy, and a worker process loads ``_timing`` alone.
 """
 
 from ._compare import (
@@ -81,19 +82,14 @@ from ._metadata import Environment, InterpreterInfo, MachineInfo, environment, i
 from ._runner import (
     DEFAULT_TARGET,
     REPEAT,
-    ROUNDS,
-    SAMPLE_TARGET,
-    TIMER,
-    TIMER_NAME,
-    CollectorTally,
     Pass,
     PassRecord,
     calibrated_sampler,
-    collector,
     interleave,
     measure,
     measure_passes,
 )
+from ._timing import ROUNDS, SAMPLE_TARGET, TIMER, TIMER_NAME, CollectorTally, collector
 from ._worker import IsolatedRunError, WorkerRun, run_isolated, run_workers, spawn, worker_runs
 from .load import cpu_hog
 from .open_loop import LatencyReport, OpenLoopRun, Percentiles, arrival_offsets, drive

@@ -80,19 +80,8 @@ from typing import Any
 
 from ._formatter import _align, _percent, format_interval, format_ratio, format_seconds
 from ._measurement import Measurement, bimodal_split
-from ._runner import (
-    ROUNDS,
-    SAMPLE_TARGET,
-    TIMER,
-    TIMER_NAME,
-    CollectorTally,
-    Pass,
-    _clock_name,
-    _interleave_ids,
-    calibrated_sampler,
-    collector,
-    new_seed,
-)
+from ._runner import Pass, _interleave_ids, calibrated_sampler, new_seed
+from ._timing import ROUNDS, SAMPLE_TARGET, TIMER, TIMER_NAME, CollectorTally, _clock_name, collector
 from .verdict_check import RECORD_MIME, VerdictRecord
 
 __all__ = [
@@ -732,7 +721,7 @@ def compare_interleaved(
     >>> c.category
     'slower'
     """
-    from ._runner import _loop_overhead
+    from ._timing import _loop_overhead
 
     namespace = {} if globals is None else globals
     timer = TIMER if timer is None else timer
@@ -921,7 +910,7 @@ def compare_fresh(
             "target": target, "gc": gc, "scale_b": scale_b, "wall": wall}
     per_worker = [{**base, "seed": (seed + i) % 2**32} for i in range(workers)]
     started = time.perf_counter()
-    runs = worker_runs("edumatcher.kit._runner:paired_rounds", per_worker, processes=workers, timeout=timeout,
+    runs = worker_runs("edumatcher.kit._timing:paired_rounds", per_worker, processes=workers, timeout=timeout,
                        jobs=default_jobs() if jobs is None else jobs)
     seconds = time.perf_counter() - started
     values = [run.value for run in runs]

@@ -13,7 +13,7 @@ variation *between processes* (memory layout, hash seeds, what the allocator
 got from the system) is part of the spread, not hidden by it.
 
 How: ``run_isolated("package.module:function", {"arg": 1})`` starts
-``sys.executable -m edumatcher.kit._child`` (the same interpreter, its ``-X``
+``sys.executable <kit>/_child.py`` (the same interpreter, its ``-X``
 options not carried over, the environment inherited, this package put on
 ``PYTHONPATH``), sends the target and its keyword arguments as JSON on stdin, and
 reads the function's JSON-able return value back from the child's stdout. While
@@ -56,6 +56,7 @@ __all__ = ["IsolatedRunError", "WorkerRun", "spawn", "run_isolated", "run_worker
            "echo", "fail", "sleep"]
 
 _ROOT = str(Path(__file__).resolve().parents[2])
+_CHILD = str(Path(__file__).with_name("_child.py"))  # run by path: see _child's docstring
 _STDERR_TAIL = 2_000  # characters of the child's error output quoted in an IsolatedRunError
 _RESULT_LIMIT = 100_000_000  # bytes of a result read back; the course's results are kilobytes
 
@@ -119,7 +120,7 @@ def spawn(target: str, kwargs: Mapping[str, Any] | None = None, *, timeout: floa
     # output are read back, so a chatty target cannot fill this process's memory. It runs in a
     # session of its own, so on a timeout everything it started is killed with it.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "edumatcher.kit._child"], stdin=subprocess.PIPE, stdout=out,
+        proc = subprocess.Popen([sys.executable, _CHILD], stdin=subprocess.PIPE, stdout=out,
                                 stderr=err, env=_child_env(seed), start_new_session=True)
         try:
             proc.communicate(request, timeout=timeout)
