@@ -72,6 +72,7 @@ def _trial(seed: int, gap: float) -> Comparison:
     machine = Machine(seed)
     return compare_sampled(
         machine.sampler(SAMPLE_S * (1 + gap)), machine.sampler(SAMPLE_S), labels=("A", "B"), clock=machine.clock,
+        seed=seed,
     )
 
 
@@ -93,7 +94,7 @@ def test_the_budget_is_respected_and_the_stop_reason_says_why() -> None:
     assert MIN_ROUNDS <= c.rounds <= MAX_ROUNDS and c.stop_reason.startswith("stopped when the CI was within")
     machine = Machine(7)
     budget = 0.05  # an unreachable precision: only the budget can stop it
-    tight = compare_sampled(machine.sampler(SAMPLE_S * 1.1), machine.sampler(SAMPLE_S), clock=machine.clock,
+    tight = compare_sampled(machine.sampler(SAMPLE_S * 1.1), machine.sampler(SAMPLE_S), clock=machine.clock, seed=7,
                             budget=budget, precision=1e-9)
     assert "budget" in tight.stop_reason
     # The budget can be overrun by at most one round (two samples, a disturbed one up to 4x long).
@@ -102,7 +103,8 @@ def test_the_budget_is_respected_and_the_stop_reason_says_why() -> None:
 
 def test_a_noisy_pair_that_runs_out_of_budget_says_so() -> None:
     machine = Machine(3, noise=0.4)
-    c = compare_sampled(machine.sampler(SAMPLE_S), machine.sampler(SAMPLE_S), clock=machine.clock, budget=0.015)
+    c = compare_sampled(machine.sampler(SAMPLE_S), machine.sampler(SAMPLE_S), clock=machine.clock, budget=0.015,
+                        seed=3)
     assert "budget" in c.stop_reason and c.outcome == "undetermined" and c.category == "too close to call"
     assert c.verdict.startswith("too close to call: a against b is ")
 
@@ -111,7 +113,7 @@ def test_more_rounds_narrow_the_interval_and_never_flip_a_real_effect() -> None:
     verdicts, widths = [], []
     for budget in (0.025, 0.1, 0.4):
         machine = Machine(11)
-        c = compare_sampled(machine.sampler(SAMPLE_S * 1.1), machine.sampler(SAMPLE_S), clock=machine.clock,
+        c = compare_sampled(machine.sampler(SAMPLE_S * 1.1), machine.sampler(SAMPLE_S), clock=machine.clock, seed=11,
                             budget=budget, precision=1e-6, max_rounds=10_000)
         verdicts.append(c.outcome)
         widths.append(c.ci[1] - c.ci[0])
