@@ -264,8 +264,9 @@ def measure_passes(
     warmup: int = 1,
     gc: bool = True,
     allow_few_repeats: bool = False,
+    timer: Callable[[], float] | None = None,
 ) -> Measurement:
-    """Time ``run(prepare())`` with a fresh ``prepare()`` per sample (``number`` is 1).
+    """Time ``run(prepare())`` with a fresh ``prepare()`` per sample (``number`` is 1), on ``timer`` (``TIMER``).
 
     >>> m = measure_passes(sorted, lambda: list(range(1000, 0, -1)), label="sort 1000", ops_per_call=1000)
     >>> m.number, m.ops_per_call
@@ -273,7 +274,7 @@ def measure_passes(
     """
     (result,) = interleave(
         [Pass(label, run, prepare, ops_per_call)],
-        repeat=repeat, warmup=warmup, gc=gc, allow_few_repeats=allow_few_repeats,
+        repeat=repeat, warmup=warmup, gc=gc, allow_few_repeats=allow_few_repeats, timer=timer,
     )
     return result
 
