@@ -548,6 +548,14 @@ def _collector_state() -> tuple[tuple[int, ...], bool, int]:
     return gc.get_threshold(), gc.isenabled(), gc.get_freeze_count()
 
 
+def _restore_collector(found: tuple[tuple[int, ...], bool, int]) -> None:
+    """Put the collector back as ``_collector_state`` found it: thresholds, enabled flag, nothing frozen."""
+    if found[2] == 0:
+        gc.unfreeze()
+    gc.set_threshold(*found[0])
+    (gc.enable if found[1] else gc.disable)()
+
+
 def run(*, quick: bool, seed: int, repeat: int | None, lull_every: int | None = None) -> int:
     """Run the benchmark and print its figures; return 0 (the targets are reported, never enforced).
 
@@ -627,11 +635,7 @@ def run(*, quick: bool, seed: int, repeat: int | None, lull_every: int | None = 
     try:
         measurements = interleave([contender(False), contender(True)], repeat=repeat, warmup=1, gc=True, on_pass=on_pass)
     finally:
-        # GcPolicy.stop() runs inside every pass; this is a last guard for an interrupted one.
-        if found[2] == 0:
-            gc.unfreeze()
-        gc.set_threshold(*found[0])
-        (gc.enable if found[1] else gc.disable)()
+        _restore_collector(found)  # GcPolicy.stop() runs inside every pass; this guards an interrupted one
     say(f"      done in {time.perf_counter() - started:.1f} s")
 
     say()
@@ -652,10 +656,7 @@ def run(*, quick: bool, seed: int, repeat: int | None, lull_every: int | None = 
                 say(f"      run {k + 1}/{open_runs} {r.label:<18} response p50 {_us(resp.p50)} µs, p99 {_us(resp.p99)} µs, "
                     f"p99.9 {_us(resp.p99_9)} µs, max {_us(resp.max)} µs{freeze}")
     finally:
-        if found[2] == 0:
-            gc.unfreeze()
-        gc.set_threshold(*found[0])
-        (gc.enable if found[1] else gc.disable)()
+        _restore_collector(found)
     say(f"      done in {time.perf_counter() - started:.1f} s")
     restored = _collector_state() == found
 

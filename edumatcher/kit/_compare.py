@@ -81,7 +81,7 @@ from typing import Any
 from ._formatter import _align, _percent, format_interval, format_ratio, format_seconds
 from ._measurement import Measurement, bimodal_split
 from ._runner import Pass, _interleave_ids, calibrated_sampler, new_seed
-from ._timing import ROUNDS, SAMPLE_TARGET, TIMER, TIMER_NAME, CollectorTally, _clock_name, collector
+from ._timing import ROUNDS, SAMPLE_TARGET, TIMER, TIMER_NAME, CollectorTally, _clock_name, collector, one_round
 from .verdict_check import RECORD_MIME, VerdictRecord
 
 __all__ = [
@@ -116,7 +116,7 @@ With 12 processes the 95 % interval of the median is [3rd, 10th] of the sorted
 per-process ratios (96.1 % coverage): two odd processes on one side cannot move
 it past the others. Measured here (40 fresh processes of an A/A, three kinds of
 statement): per-process ratios within 1 % of 1 but for one in 40 about 5 % off,
-and one in 10 14 % off in an earlier run. Cost: see ``compare_fresh``."""
+and one in 10 14 % off in an earlier run. Cost: about 2 s (see ``compare_fresh``)."""
 
 RESAMPLES = 2000
 """Bootstrap resamples, where a bootstrap is used (ratios of means and of unpaired medians)."""
@@ -645,17 +645,7 @@ def compare_sampled(
     tally = CollectorTally()
     with tally:
         while True:
-            if order.random() < 0.5:
-                tally.side = 0
-                x = sample_a()
-                tally.side = 1
-                y = sample_b()
-            else:
-                tally.side = 1
-                y = sample_b()
-                tally.side = 0
-                x = sample_a()
-            tally.side = None
+            x, y = one_round(sample_a, sample_b, order, tally)
             xs.append(float(x))
             ys.append(float(y))
             if on_round is not None:
@@ -891,9 +881,11 @@ def compare_fresh(
     statistics are computed here (``compare_processes``). ``jobs``: None runs two
     at a time where two CPUs are usable (``_worker.default_jobs``).
 
-    Cost, measured when this was written (CPython 3.11.7, a 2-CPU VM shared with
-    other jobs): about 1-2 s for 10 workers of stdlib statements; a factory that
-    imports the engine adds its import time to each worker.
+    Cost, measured when this was written (CPython 3.11.7, a 2-CPU VM at load
+    average 25-68 from other jobs, 130 comparisons of stdlib statements): 1.7-2.4 s
+    median, 4.3 s at worst; each worker costs about 0.1 s of CPU (start, calibration,
+    40 rounds). With one usable CPU (``jobs=1``) about twice that. A factory that
+    imports the engine adds that import to every worker.
 
     >>> c = compare_fresh("sum(xs)", "len(xs)", setup="xs = list(range(1000))", labels=("sum", "len"), workers=4)
     >>> c.category, c.n_processes

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from typing import Any
 
 __all__ = [
-    "SAMPLE_TARGET", "TIMER", "TIMER_NAME", "ROUNDS", "collector", "CollectorTally", "paired_rounds",
+    "SAMPLE_TARGET", "TIMER", "TIMER_NAME", "ROUNDS", "collector", "CollectorTally", "one_round", "paired_rounds",
 ]
 
 SAMPLE_TARGET = 0.0005
@@ -279,6 +279,23 @@ def _side_sampler(item: Any, setup: str | None, namespace: dict[str, Any], timer
     return (lambda: sample(calls) / number), number, overhead
 
 
+def one_round(sample_a: Callable[[], float], sample_b: Callable[[], float], order: random.Random,
+              tally: CollectorTally) -> tuple[float, float]:
+    """One paired round: A then B or B then A, as ``order`` draws it, with ``tally`` told whose sample runs."""
+    if order.random() < 0.5:
+        tally.side = 0
+        x = sample_a()
+        tally.side = 1
+        y = sample_b()
+    else:
+        tally.side = 1
+        y = sample_b()
+        tally.side = 0
+        x = sample_a()
+    tally.side = None
+    return x, y
+
+
 def paired_rounds(
     a: str | None = None,
     b: str | None = None,
@@ -329,17 +346,7 @@ def paired_rounds(
         sample_b, number_b, overhead_b = _side_sampler(item_b, setup, namespace, timer, target, scale_b)
         with tally:
             for _ in range(rounds):
-                if order.random() < 0.5:
-                    tally.side = 0
-                    x = sample_a()
-                    tally.side = 1
-                    y = sample_b()
-                else:
-                    tally.side = 1
-                    y = sample_b()
-                    tally.side = 0
-                    x = sample_a()
-                tally.side = None
+                x, y = one_round(sample_a, sample_b, order, tally)
                 xs.append(x)
                 ys.append(y)
         gc_enabled = _gc.isenabled()
