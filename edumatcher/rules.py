@@ -156,7 +156,7 @@ engine's books: ``WORK_BUDGET``).
 * So one call does its own work plus fewer than ``budget`` steps plus one stop's own
   run. The same sequence of calls always gives the same results: a budget counts
   steps, never time. The engine's run loop calls ``maintain()`` after every message
-  and on every idle tick, so outstanding work goes on between messages; a later
+  and on every idle tick while a book has work left, so it goes on between messages; a later
   message sees what has been done so far (a stop not yet fired is still PENDING and
   can be cancelled; an order a mass cancel has not reached yet is still live, and can
   trade).
