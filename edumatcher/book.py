@@ -392,6 +392,9 @@ class OrderBook:
         self._collected: list[str] = []
         self._buy_elect: int | None = last_price
         self._sell_elect: int | None = last_price
+        # False only when there is surely no stop and no mass cancel: a new stop or mass cancel sets
+        # it, and a look that finds neither clears it. One attribute for the hot path to test.
+        self._maybe_work = False
         self._skips = 0  # entries mass cancels skipped in the call whose events list is _skips_of
         self._skips_of: list[Event] | None = None
         self._seq = 0  # last arrival_seq handed out
@@ -711,12 +714,16 @@ class OrderBook:
                     order.cancel_reason = (_R_SELF if killed else _R_FOK if tif is _FOK
                                            else _R_PROTECTION if cut else _R_IOC)
                     events.append(("cancelled", order))
+                if not self._maybe_work:
+                    break  # no stops, no mass cancel: no outstanding work (the common case: one load)
                 if self._buy_stops or self._sell_stops:
                     if r_price:  # this run traded: its prices elect stops (rules.py, "Stops")
                         self._elect(trades[len(trades) - (tseq - tseq0)].price, r_price)
                 elif not self._jobs:
-                    break  # no stops, no mass cancel: no outstanding work
+                    self._maybe_work = False
+                    break
             elif not (self._jobs or self._buy_stops or self._sell_stops):
+                self._maybe_work = False
                 break
             # Outstanding work: mass cancels, then elected stops, within the budget.
             order = self._next_unit(events)  # type: ignore[assignment]
@@ -782,7 +789,7 @@ class OrderBook:
         order.cancel_reason = _R_OWNER
         self.events = [("cancelled", order)]
         self._dead = dead = self._dead + 1
-        if self.budget is not None:
+        if self._maybe_work and self.budget is not None:
             if self._jobs or self._buy_stops or self._sell_stops:
                 self._skips = 0
                 self.submit(_RESUME, now_ns=now_ns)  # outstanding work, within the budget
@@ -817,6 +824,7 @@ class OrderBook:
             return []
         job = _MassCancel(owner, orders)
         self._jobs.append(job)
+        self._maybe_work = True
         self._job_live[owner] = self._job_live.get(owner, 0) + len(orders)
         self._collecting, self._collected = job, []
         try:
@@ -1105,6 +1113,7 @@ class OrderBook:
     def _file_stop(self, order: Order) -> None:
         """File a new stop PENDING; it is elected at once if its side's election price reaches it. O(log n)."""
         self._elected_top(order.side is _BUY)  # brings the election price up to date first
+        self._maybe_work = True
         order.status = _PENDING
         oid = order.id
         self._stop_fields[order] = _client_fields(order)
