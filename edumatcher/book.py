@@ -737,7 +737,7 @@ class OrderBook:
                 self._over_bound(n_live)
         return trades
 
-    def cancel(self, order_id: str, *, now_ns: int = 0) -> bool:
+    def cancel(self, order_id: str, now_ns: int = 0) -> bool:
         """Cancel a resting order or pending stop; False (and no change) for any other id.
 
         Marks the order's heap key dead and updates the indexes: amortised O(1) for a

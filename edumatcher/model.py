@@ -120,6 +120,7 @@ TIF_BY_VALUE: dict[str, TIF] = {m.value: m for m in TIF}
 STATUS_BY_VALUE: dict[str, OrderStatus] = {m.value: m for m in OrderStatus}
 SELF_MATCH_BY_VALUE: dict[str, SelfMatch] = {m.value: m for m in SelfMatch}
 CANCEL_REASON_BY_VALUE: dict[str, CancelReason] = {m.value: m for m in CancelReason}
+_NEW = OrderStatus.NEW
 
 
 class OrderRejected(Exception):
@@ -159,7 +160,9 @@ def _explain_from_dict_error(d: dict[str, Any]) -> None:
     _enum(SIDE_BY_VALUE, d["side"], "side")
     _enum(ORDER_TYPE_BY_VALUE, d["order_type"], "order_type")
     for table, field, default in ((TIF_BY_VALUE, "tif", "GTC"), (SELF_MATCH_BY_VALUE, "smp", "NONE"),
-                                  (STATUS_BY_VALUE, "status", "NEW")):
+                                  (STATUS_BY_VALUE, "status", "NEW"), (CANCEL_REASON_BY_VALUE, "cancel_reason", None)):
+        if default is None and d.get(field) is None:
+            continue
         value = d.get(field)
         _enum(table, default if value is None else value, field)
     raise AssertionError(f"Order.from_dict failed on {d!r} for no reason it knows")  # pragma: no cover
@@ -223,7 +226,13 @@ class Order:
             smp = get("smp")
             o.smp = SELF_MATCH_BY_VALUE["NONE" if smp is None else smp]
             status = get("status")
-            o.status = STATUS_BY_VALUE["NEW" if status is None else status]
+            if status is None:  # a client's new order: no book-set field, so no reason either
+                o.status = _NEW
+                o.cancel_reason = None
+            else:
+                o.status = STATUS_BY_VALUE[status]
+                reason = get("cancel_reason")
+                o.cancel_reason = None if reason is None else CANCEL_REASON_BY_VALUE[reason]
         except (KeyError, TypeError):
             _explain_from_dict_error(d)  # raises OrderRejected naming the field
         o.price = get("price")
@@ -235,11 +244,6 @@ class Order:
         o.visible_qty = get("visible_qty", 0)
         o.arrival_seq = get("arrival_seq", 0)
         o.timestamp_ns = get("timestamp_ns", 0)
-        reason = get("cancel_reason")
-        if reason is not None:
-            o.cancel_reason = _enum(CANCEL_REASON_BY_VALUE, reason, "cancel_reason")
-        else:
-            o.cancel_reason = None
         return o
 
     def to_dict(self) -> dict[str, Any]:

@@ -201,7 +201,7 @@ class NaiveBook:
         self._continue()
         return [payload for kind, payload in self.events if kind == "trade"]
 
-    def cancel(self, order_id: str, *, now_ns: int = 0) -> bool:
+    def cancel(self, order_id: str, now_ns: int = 0) -> bool:
         """Cancel a resting order or pending stop; return False (changing nothing) for any other id. O(n)."""
         self.events = []
         order = self.get(order_id)
