@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from edumatcher import verdict_check
 from edumatcher.cli import main
-from edumatcher.verdict_check import (
+from edumatcher.kit import verdict_check
+from edumatcher.kit.verdict_check import (
     ChapterResult,
     Run,
     Verdict,
@@ -27,7 +27,7 @@ from edumatcher.verdict_check import (
     run_notebook,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "verdicts"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "verdicts"
 
 
 @pytest.mark.parametrize(("line", "expected"), [

@@ -1,4 +1,4 @@
-"""Tests for edumatcher.load.cpu_hog: it burns CPU, and it always goes away."""
+"""Tests for edumatcher.kit.load.cpu_hog: it burns CPU, and it always goes away."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from edumatcher.load import cpu_hog
+from edumatcher.kit.load import cpu_hog
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="checks processes through /proc")
 
@@ -69,7 +69,7 @@ def test_workers_exit_after_max_seconds():
 def test_workers_exit_when_the_parent_is_killed():
     script = (
         "import sys, time\n"
-        "from edumatcher.load import cpu_hog\n"
+        "from edumatcher.kit.load import cpu_hog\n"
         "with cpu_hog(1, max_seconds=60) as hog:\n"
         "    print(hog.pids[0], flush=True)\n"
         "    time.sleep(60)\n"

@@ -17,20 +17,22 @@ import re
 
 import pytest
 
-from edumatcher.comparison import (
+from edumatcher.kit import (
     MAX_ROUNDS,
     MIN_ROUNDS,
     NEGLIGIBLE,
     OUTCOMES,
     SAMPLE_TARGET,
     Comparison,
+    Measurement,
+    Pass,
     compare,
     compare_interleaved,
     compare_passes,
     compare_sampled,
+    interleave,
     ratio_interval,
 )
-from edumatcher.measure import Measurement, Pass, interleave
 
 SAMPLE_S = SAMPLE_TARGET
 TRIALS = 200

@@ -15,10 +15,19 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from edumatcher import version_suite, versions
 from edumatcher.cli import main
 from edumatcher.figures.versions import RATIO_KEYS, ratio_bars
-from edumatcher.versions import Found, SuiteRun, analyse, changes, discover, parse_py_launcher, render_table, to_json
+from edumatcher.kit import version_suite, versions
+from edumatcher.kit.versions import (
+    Found,
+    SuiteRun,
+    analyse,
+    changes,
+    discover,
+    parse_py_launcher,
+    render_table,
+    to_json,
+)
 from edumatcher.widgets.versions import default_selection, versions_explorer
 
 STDLIB_FIGURES = [k for k in version_suite.FIGURES if k not in ("dumps", "bare_book")]
@@ -194,7 +203,7 @@ def test_figure_has_a_bar_per_interpreter_and_ratio_it_measured() -> None:
 
 
 def test_widget_runs_the_picked_interpreters_once_each() -> None:
-    from edumatcher.versions import Discovery
+    from edumatcher.kit.versions import Discovery
 
     calls: list[str] = []
 

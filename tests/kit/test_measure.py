@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from edumatcher import measure as M
-from edumatcher.measure import (
+from edumatcher import kit as M
+from edumatcher.kit import (
     Measurement,
     Pass,
     bimodal_split,

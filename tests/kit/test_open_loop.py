@@ -9,7 +9,7 @@ import pytest
 
 from edumatcher import workloads
 from edumatcher.engine import Engine
-from edumatcher.open_loop import LatencyReport, Percentiles, arrival_offsets, drive, histogram
+from edumatcher.kit.open_loop import LatencyReport, Percentiles, arrival_offsets, drive, histogram
 from edumatcher.sinks import IterableSource, KeepingSink
 
 MS = 1_000_000
