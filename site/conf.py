@@ -7,6 +7,7 @@ build is not run again. Everything the pages load is served from the build itsel
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -70,6 +71,8 @@ myst_heading_anchors = 3
 
 edumatcher_repository = REPOSITORY
 edumatcher_branch = BRANCH
+# A change to the site's own extensions re-reads every page (the chapters come from the cache).
+edumatcher_site_code = hashlib.sha256(b"".join(p.read_bytes() for p in sorted((SITE / "_ext").glob("*.py")))).hexdigest()
 
 # -- API reference ------------------------------------------------------------------------------
 autodoc_default_options = {"members": True, "show-inheritance": True}
@@ -82,6 +85,8 @@ html_title = "EduMatcher: performance engineering in Python"
 html_static_path = ["_static"]
 html_css_files = ["course.css"]
 html_last_updated_fmt = None
+# The figures are drawn on white: the site opens light (the reader can switch to dark).
+html_context = {"default_mode": "light"}
 html_theme_options = {
     "repository_url": f"https://github.com/{REPOSITORY}",
     "repository_branch": BRANCH,

@@ -28,7 +28,8 @@ The rooms, one job each (pyperf's layout):
 ``load``                      CPU hogs beside a measurement (``cpu_hog``)
 ``traced_memory``             bytes kept and peak bytes (``bytes_kept``, ``peak_bytes``)
 ``verdict_check``             ``python -m edumatcher check-verdicts``
-``versions``, ``version_suite``  ``python -m edumatcher versions``: interpreters side by side
+``versions``                  ``python -m edumatcher versions``: interpreters side by side
+``version_suite``             the suite ``versions`` runs in each interpreter (stdlib only)
 ============================  ==========================================================
 
 The rooms import in one direction only (metadata, formatter, measurement, runner,

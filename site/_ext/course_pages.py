@@ -125,11 +125,19 @@ class CourseGlossary(SphinxDirective):
         return _markdown(self, "```{glossary}\n" + "\n".join(lines) + "\n```")
 
 
+def _defines_something(module_name: str) -> bool:
+    """Whether a module defines a public name of its own (a module that only re-exports is left out)."""
+    module = importlib.import_module(module_name)
+    return any(getattr(value, "__module__", None) == module_name for name, value in vars(module).items()
+               if not name.startswith("_"))
+
+
 class ApiModules(SphinxDirective):
     """``automodule`` for a package's modules: its top-level modules, or the package itself.
 
-    ``:modules:`` (the default) documents each top-level module of the package except those
-    named in ``:exclude:``; ``:package:`` documents the package's public names (its ``__all__``).
+    By default each top-level module of the package is documented, except those named in
+    ``:exclude:`` and those that define nothing of their own (aliases that re-export another
+    module); ``:package:`` documents the package's public names (its ``__all__``) instead.
     """
 
     required_arguments = 1
@@ -146,14 +154,16 @@ class ApiModules(SphinxDirective):
         else:
             exclude = set((self.options.get("exclude") or "").split())
             modules = [f"{name}.{info.name}" for info in pkgutil.iter_modules(package.__path__)
-                       if not info.ispkg and not info.name.startswith("_") and info.name not in exclude]
+                       if not info.ispkg and not info.name.startswith("_") and info.name not in exclude
+                       and _defines_something(f"{name}.{info.name}")]
         text = []
         for module in modules:
             path = getattr(importlib.import_module(module), "__file__", None)
             if path:
                 self.env.note_dependency(path)
-            options = [":members:"] + ([":imported-members:"] if "package" in self.options else [])
-            text += [f"## `{module}`", "", f"```{{automodule}} {module}", *options, "```", ""]
+            options = ["   :members:"] + (["   :imported-members:"] if "package" in self.options else [])
+            # Docstrings are reStructuredText: autodoc's output is parsed as such, not as Markdown.
+            text += [f"## `{module}`", "", "```{eval-rst}", f".. automodule:: {module}", *options, "```", ""]
         return _markdown(self, "\n".join(text))
 
 
@@ -187,6 +197,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("edumatcher_repo", str(Path(__file__).resolve().parents[2]), "env")
     app.add_config_value("edumatcher_repository", "edumatcher/edumatcher", "env")
     app.add_config_value("edumatcher_branch", "main", "env")
+    app.add_config_value("edumatcher_site_code", "", "env")
     app.add_directive("chapter-table", ChapterTable)
     app.add_directive("exercise-list", ExerciseList)
     app.add_directive("course-glossary", CourseGlossary)
