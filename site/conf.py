@@ -34,6 +34,10 @@ IPYTHONDIR = REPO / "_build" / "ipython"
     f"import sys\nsys.path.insert(0, {str(SITE / '_ext')!r})\n"
     "c.InteractiveShellApp.extensions = ['figure_text']\n", encoding="utf-8")
 os.environ["IPYTHONDIR"] = str(IPYTHONDIR)
+# The chapters' "python3" kernel is the interpreter that runs this build (its venv's kernelspec
+# first, before one a user may have installed elsewhere): the site shows what this Python printed.
+os.environ["JUPYTER_PATH"] = os.pathsep.join(
+    p for p in (str(Path(sys.prefix) / "share" / "jupyter"), os.environ.get("JUPYTER_PATH")) if p)
 
 extensions = [
     "myst_nb",
@@ -96,5 +100,7 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "launch_buttons": {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"},
     "show_toc_level": 2,
+    # One search box, in the sidebar (the theme also puts one in a header bar of its own).
+    "navbar_persistent": [],
     "navigation_with_keys": False,
 }

@@ -65,7 +65,7 @@ class ChapterTable(SphinxDirective):
             self.env.note_dependency(str(path))
         lines = ["| chapter | what it is about | graded exercise(s) |", "| --- | --- | --- |"]
         for chapter in course_files.chapters(repo):
-            exercises = ", ".join(f"{{ref}}`{e.stem} <{_label(e)}>`"
+            exercises = "; ".join(f"[{_escape_cell(e.title)}](exercises.md#{_label(e)})"
                                   for e in course_files.exercises_of(chapter, every_exercise))
             lines.append(f"| [{chapter.number} {_escape_cell(chapter.title)}](course/{chapter.stem}.ipynb) "
                          f"| {_escape_cell(chapter.intro)} | {exercises or '—'} |")

@@ -12,11 +12,17 @@
   this build starts) puts in the figure's ``text/plain``.
 - **Failures.** A chapter whose execution fails stops the build with its file, the number
   of the failing cell, and the error (myst-nb alone names the file only).
+- **Stale outputs.** jupyter-cache knows a chapter by its code cells; what the chapter prints also
+  depends on the ``edumatcher`` package it imports. When the package's source changes, the cache
+  is emptied and every page read again, so no page shows what older code printed (and the suite,
+  which runs the chapters through this build, tests the code as it is).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +154,32 @@ def fail_on_execution_error(app: Sphinx, doctree: nodes.document) -> None:
                  Path(app.outdir) / "reports", location=docname, type="edumatcher", subtype="execution")
 
 
+def package_digest(package: Path) -> str:
+    """A digest of every Python source file of ``package`` (names and contents)."""
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def forget_stale_executions(app: Sphinx, config: Any) -> None:
+    """Empty the execution cache when the package changed since it was filled (see the module docstring)."""
+    cache = Path(config.nb_execution_cache_path)
+    stamp = cache.with_name(cache.name + ".package-sha256")
+    digest = package_digest(Path(config.edumatcher_repo) / "edumatcher")
+    config.edumatcher_package_code = digest  # a changed value makes Sphinx read every page again
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
+        return
+    if cache.exists():
+        LOGGER.info("the edumatcher package changed: every chapter runs again")
+        shutil.rmtree(cache)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(digest, encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("edumatcher_package_code", "", "env")
+    app.connect("config-inited", forget_stale_executions)
     app.add_post_transform(NotebookPictures)
     app.connect("doctree-read", drop_widget_scripts)
     app.connect("doctree-read", fail_on_execution_error)

@@ -2,7 +2,8 @@
 
 Each test builds a tiny site in a temporary folder with the real configuration (site/conf.py,
 its extensions and theme) and notebooks made here, so the claims hold whatever the chapters say:
-a rebuild reruns only the notebook whose code changed; a notebook that fails stops the build
+a rebuild reruns only the notebook whose code changed, and every notebook when the package
+changed; a notebook that fails stops the build
 with its file, its cell and the error; a widget shows its default picture with a caption and
 no widget JavaScript; a figure's alt text names its titles and axes.
 """
@@ -83,6 +84,21 @@ def test_a_rebuild_runs_only_the_notebook_whose_code_changed(book: Path) -> None
     assert second.returncode == 0, second.stdout + second.stderr
     assert executed(second.stdout + second.stderr) == ["b_plain.ipynb"]
     assert "54" in (book.parent / "html" / "b_plain.html").read_text(encoding="utf-8")
+
+
+def test_a_change_to_the_package_runs_every_notebook_again(book: Path) -> None:
+    """What a chapter prints depends on the package it imports, not only on its own code."""
+    package = book.parent / "repo" / "edumatcher"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("ANSWER = 42\n", encoding="utf-8")
+    conf = book / "conf.py"
+    conf.write_text(conf.read_text(encoding="utf-8") + f"edumatcher_repo = {str(package.parent)!r}\n", encoding="utf-8")
+    assert build(book).returncode == 0
+    assert executed(build(book).stdout) == [], "an unchanged rebuild ran a notebook"
+    (package / "__init__.py").write_text("ANSWER = 54\n", encoding="utf-8")
+    again = build(book)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert executed(again.stdout + again.stderr) == ["a_widget.ipynb", "b_plain.ipynb"]
 
 
 def test_a_notebook_that_fails_stops_the_build_naming_its_cell(book: Path) -> None:
