@@ -35,6 +35,14 @@ def _repo(directive: SphinxDirective) -> Path:
     return Path(directive.config.edumatcher_repo)
 
 
+def _read(directive: SphinxDirective, what: str) -> list[course_files.Notebook]:
+    """``course_files.chapters`` or ``.exercises``; a notebook that breaks the conventions is a build error."""
+    try:
+        return getattr(course_files, what)(_repo(directive))
+    except ValueError as exc:
+        raise directive.error(str(exc)) from exc
+
+
 def _binder(config: Any, path: str) -> str:
     return (f"https://mybinder.org/v2/gh/{config.edumatcher_repository}/{config.edumatcher_branch}"
             f"?urlpath=lab/tree/{path}")
@@ -60,11 +68,11 @@ class ChapterTable(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         repo = _repo(self)
-        every_exercise = course_files.exercises(repo)
+        every_exercise = _read(self, "exercises")
         for path in (repo / "course").glob("*.ipynb"):
             self.env.note_dependency(str(path))
         lines = ["| chapter | what it is about | graded exercise(s) |", "| --- | --- | --- |"]
-        for chapter in course_files.chapters(repo):
+        for chapter in _read(self, "chapters"):
             exercises = "; ".join(f"[{_escape_cell(e.title)}](exercises.md#{_label(e)})"
                                   for e in course_files.exercises_of(chapter, every_exercise))
             lines.append(f"| [{chapter.number} {_escape_cell(chapter.title)}](course/{chapter.stem}.ipynb) "
@@ -76,10 +84,9 @@ class ExerciseList(SphinxDirective):
     """A section per exercise: title, chapter, points, first sentence, download and Binder links."""
 
     def run(self) -> list[nodes.Node]:
-        repo = _repo(self)
-        chapters = course_files.chapters(repo)
+        chapters = _read(self, "chapters")
         text: list[str] = []
-        for exercise in course_files.exercises(repo):
+        for exercise in _read(self, "exercises"):
             self.env.note_dependency(str(exercise.path))
             chapter = next((c for c in chapters if c.number == exercise.path.name[:2]), None)
             of_chapter = (f"Chapter [{chapter.number} {chapter.title}](course/{chapter.stem}.ipynb)"

@@ -21,10 +21,20 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
+
+
+def _figure_control_module() -> str:
+    """Where ``FigureControl`` is defined (found in the source, so a move of the module cannot break this)."""
+    for path in sorted((REPO / "edumatcher").rglob("*.py")):
+        if re.search(r"^class FigureControl\b", path.read_text(encoding="utf-8"), re.M):
+            return ".".join(path.relative_to(REPO).with_suffix("").parts)
+    raise AssertionError("no module of edumatcher defines FigureControl")
+
+
 WIDGET_CELL = (
     "%matplotlib inline\n"
     "import ipywidgets as widgets, matplotlib.pyplot as plt\n"
-    "from edumatcher.widgets.figure_control import FigureControl\n"
+    f"from {_figure_control_module()} import FigureControl\n"
     "def draw(size):\n"
     "    fig, ax = plt.subplots()\n"
     "    ax.plot(range(size))\n"
