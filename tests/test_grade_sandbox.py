@@ -35,9 +35,8 @@ TOY = FIXTURES / "solutions" / "ex_toy.ipynb"
 CELL_TIMEOUT = 4
 NOTEBOOK_TIMEOUT = 40  # generous: kernels start slowly on a loaded 2-core machine
 
-HAS_BWRAP = resolve_sandbox("auto").kind == "bwrap"
-needs_bwrap = pytest.mark.skipif(not HAS_BWRAP and not os.environ.get("CI"),
-                                 reason=resolve_sandbox("auto").describe())
+HAS_BWRAP = bool(_probe_bwrap()[0])
+needs_bwrap = pytest.mark.skipif(not HAS_BWRAP and not os.environ.get("CI"), reason=_probe_bwrap()[1] or "bwrap")
 
 # Reads the exercise source (with its solutions) and runs its answer cells: what a cheater wants.
 _STEAL = '''\
@@ -164,9 +163,12 @@ def assert_kernel_is_sandboxed(cwd: Path) -> None:
     """The kernel command the graders use runs the kernel inside bwrap (checked before any hostile code runs)."""
     with sandboxed_kernel_manager(sandbox_spec(resolve_sandbox("bwrap")), cwd=str(cwd)) as km:
         argv = km.format_kernel_cmd()
-    # A short launcher (which only asks to die with the worker) execs bwrap, which runs everything else.
-    assert argv[3] == str(os.getpid()) and Path(argv[4]).name == "bwrap" and argv[5:6] == ["--unshare-all"], argv
-    assert argv.index("--") > argv.index("--unshare-all") and "ipykernel_launcher" in " ".join(argv), argv
+    # A short launcher (which only joins the kernel's cgroups and asks to die with the worker) execs bwrap,
+    # which runs everything else in namespaces of its own (no network, no view of the grader's processes).
+    assert argv[3] == str(os.getpid()) and Path(argv[5]).name == "bwrap", argv
+    separator = argv.index("--")
+    assert {"--unshare-pid", "--unshare-net"} <= set(argv[6:separator]) or "--unshare-all" in argv[6:separator], argv
+    assert "ipykernel_launcher" in " ".join(argv[separator:]), argv
 
 
 def grade_class(root: Path, names: list[str], sandbox: str):
@@ -231,15 +233,15 @@ def test_the_attacks_work_without_the_sandbox(tmp_path: Path, monkeypatch: pytes
     assert "raise NotImplementedError" in paths["victim"].read_text(encoding="utf-8")  # swapped
 
 
-def test_bwrap_requested_but_missing_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_bwrap_both_auto_and_bwrap_refuse_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     _probe_bwrap.cache_clear()
     try:
-        with pytest.raises(SandboxUnavailable, match="bwrap is not installed"):
-            resolve_sandbox("bwrap")
-        fallback = resolve_sandbox("auto")
-        assert fallback.kind == "none" and "bwrap is not installed" in fallback.describe()
-        assert "\n" not in fallback.describe()
+        for mode in ("auto", "bwrap"):  # issue 25: auto used to grade unsandboxed, as the instructor
+            with pytest.raises(SandboxUnavailable, match="bwrap is not installed") as refused:
+                resolve_sandbox(mode)
+            assert "apt-get install bubblewrap" in str(refused.value) and "--sandbox none" in str(refused.value)
+            assert "\n" not in str(refused.value)
     finally:
         _probe_bwrap.cache_clear()
     assert resolve_sandbox("none").kind == "none"
@@ -273,13 +275,18 @@ def test_stored_output_is_capped_per_notebook_and_through_display_ids() -> None:
 
 
 def test_folders_under_tmp_are_bound_after_the_private_tmp(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A clone in a temporary folder (CI's) keeps its venv and package visible inside the sandbox."""
+    """A clone in a temporary folder (CI's) keeps its venv and package visible inside the sandbox; the kernel's
+    working folder is a tmpfs of its own, mounted after them."""
     from edumatcher.grading import sandbox
     from edumatcher.grading.sandbox import wrap_kernel_command
 
     monkeypatch.setattr(sandbox, "_python_folders", lambda: ["/tmp/clone/.venv", "/tmp/clone/edumatcher"])
     spec = {**sandbox_spec(resolve_sandbox("none")), "kind": "bwrap", "bwrap": "/usr/bin/bwrap"}
     argv = wrap_kernel_command(["python", "-m", "ipykernel_launcher"], spec, cwd="/tmp/run", ipc_dir="/tmp/ipc")
-    tmpfs = argv.index("--tmpfs")
+    tmpfs = {argv[i + 1]: i for i, word in enumerate(argv) if word == "--tmpfs"}
     binds = [i for i, word in enumerate(argv) if word in ("--ro-bind", "--bind") and argv[i + 1].startswith("/tmp")]
-    assert len(binds) == 4 and all(i > tmpfs for i in binds), argv
+    assert len(binds) == 3 and all(i > tmpfs["/tmp"] for i in binds), argv  # the venv, the package, the sockets
+    assert tmpfs["/tmp/run"] > tmpfs["/tmp"] and "/tmp/run" not in [argv[i + 1] for i in binds]
+    # Every folder above a bound one is made readable by all: bwrap would make it 0700.
+    made = {argv[i + 1]: argv[i - 1] for i, word in enumerate(argv) if word == "--dir"}
+    assert made["/tmp/clone"] == "0755", made

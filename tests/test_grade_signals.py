@@ -8,10 +8,12 @@ answer sleeps) are running when the signal arrives. The gradebook is polled, nev
 from __future__ import annotations
 
 import csv
+import os
 import re
 import signal
 import sqlite3
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -146,10 +148,12 @@ def test_a_killed_grader_leaves_a_gradebook_the_next_run_resumes(tmp_path: Path)
     submitted = make_class(tmp_path)
     command = grade_command(submitted, out)
     grader, children = start_and_wait_for_slow_workers(command, out)
+    left = scratch_folders(grader.pid)
     grader.kill()  # SIGKILL: no handler runs, nothing is exported
     grader.communicate(timeout=30)
     # No handler ran, yet the workers die with the grader (PR_SET_PDEATHSIG) and the kernels with them.
     assert_all_gone(children)
+    assert left and all(folder.exists() for folder in left)  # its temporary folders stay: nobody removed them
     with sqlite3.connect(out / "gradebook.sqlite") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert committed(out) == 2
@@ -159,3 +163,10 @@ def test_a_killed_grader_leaves_a_gradebook_the_next_run_resumes(tmp_path: Path)
     assert again.returncode == 0, again.stderr
     assert workers_started(again.stderr) == 2 and "resuming: 2 submission(s)" in again.stderr
     assert len(grades_rows(out)) == 4
+    assert not any(folder.exists() for folder in left)  # the next run removed them (issue 25)
+
+
+def scratch_folders(pid: int) -> list[Path]:
+    """The temporary folders of the grader with this pid (``edumatcher.grading.scratch``)."""
+    root = Path(tempfile.gettempdir()) / f"edumatcher-grading-{os.getuid()}"
+    return sorted(root.glob(f"p{pid}-*"))

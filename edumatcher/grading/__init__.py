@@ -79,6 +79,12 @@ Writing checks that cannot be fooled
    which raises ``NotImplementedError``) and the solution must score full marks. Test both for
    every exercise (see "Testing an exercise").
 5. One check = one idea, worth 1-3 points; points may be fractional (shown as ``1.5``).
+6. Give every check a hidden part with at least one top-level ``assert X == <literal>`` (or
+   ``isclose(X, <literal>)``, or a ``try``/``except E``/``else: raise``). The grader runs a decoy
+   twin of each check with one such value changed (``decoys.py``): inside the hidden part the twin
+   looks to the student like the check itself; a check whose every line the student has can be told
+   from its twin, and passed by hard-coding its answers. ``tests/test_grade_decoys.py`` lists how
+   many checks of each exercise have a twin.
 
 What grading does (``grade``)
 -----------------------------
@@ -96,38 +102,47 @@ discover -> plan -> (restore -> execute -> score) per submission -> record -> ex
   have run as ordinary code and earn nothing; known cells return to source order. Missing answer
   cells, changed types and duplicates are reported in the feedback, never fatal. Student code
   never runs before this. It runs in the trusted worker, outside the sandbox.
-* **execute** (``execute.py``, ``sandbox.py``, ``guarded_checks.py`` + ``kernel_guard.py``):
-  nbclient, a fresh ``python3`` kernel inside bubblewrap where available (``--sandbox``), cwd an
-  empty folder, every cell in order; errors do not stop the run; a cell over ``--cell-timeout``
-  is interrupted; output is capped per cell and per notebook; memory and file size are capped.
-  Before each check the kernel's cell machinery is put back as it was before any student code ran,
-  and the check's pass is cross-checked on the grader's own channel. The worker is killed (kernel
-  and children too) past ``--timeout``, and dies with the grader.
-* **score** (``score.py``): a check earns its points when it runs to the end without an
-  exception (stderr warnings are fine) and the cross-check agrees, 0 when it raises, times out, or
-  the kernel dies; after a kernel death or an unstoppable cell, the remaining checks score 0 with
-  that reason.
+* **execute** (``execute.py``, ``sandbox.py`` + ``kernel_cgroups.py``, ``guarded_checks.py`` +
+  ``kernel_guard.py``, ``decoys.py``): nbclient, a fresh ``python3`` kernel inside bubblewrap
+  (``--sandbox``; ``none`` must be asked for), cwd an empty size-capped tmpfs, every cell in order;
+  errors do not stop the run; a cell over ``--cell-timeout`` is interrupted; output is capped per
+  cell and per notebook (display metadata included, widget state never kept); memory, file size
+  and processes are capped (a user of its own per kernel as root, a cgroup per kernel where one can
+  be made). Before each check the kernel's cell machinery is put back as it was before any student
+  code ran, and the check's pass is cross-checked on the grader's own channel; its decoy twin runs
+  the same way, just before or after it. The worker parses the submission under a memory cap, is
+  killed (kernel and children too) past ``--timeout``, and dies with the grader.
+* **score** (``score.py``, ``check_messages.py``): a check earns its points when it runs to the end
+  without an exception (stderr warnings are fine) and the cross-check agrees, 0 when it raises,
+  times out, or the kernel dies; after a kernel death or an unstoppable cell, the remaining checks
+  score 0 with that reason. A decoy twin that passes makes the row ``tampered``: 0 points, for the
+  instructor to review. A failed check with hidden tests is explained in the grader's own words.
 * **record** (``gradebook.py``): one committed SQLite transaction per finished submission in
-  ``gradebook/gradebook.sqlite``; a stop signal (``stopping.py``) kills the workers and keeps what
-  is committed.
+  ``gradebook/gradebook.sqlite``, with the exercise version it was graded against (rows of an older
+  version are graded again: ``run_plan.py``); a stop signal (``stopping.py``) or a database error
+  kills the workers and keeps what is committed. One run per gradebook folder (``run_lock.py``);
+  student names are one spelling per student (``identities.py``); temporary folders live under one
+  folder per run, swept when that run is gone (``scratch.py``).
 * **export** (``report.py``, ``class_report.py``): from the whole database, every run:
   ``grades.csv``, ``<exercise>.csv``, ``totals.csv``, ``feedback/<student>/<exercise>.md``,
   ``class_report.html``; ``autograded/<student>/<exercise>.ipynb`` is written by the worker.
   ``review`` (``review.py``) pages the written answers and imports the manual points.
 
-Row statuses: graded, timeout, kernel-died, invalid, empty, unknown-exercise, error (see
+Row statuses: graded, tampered, timeout, kernel-died, invalid, empty, unknown-exercise, error (see
 ``score.py``), and not-submitted (a roster student without a file). Checks that finished before a
 timeout or kernel death keep their outcome; the rest score 0.
 
 The autograded notebooks contain the hidden tests: do not hand them to students (the feedback
 files show only each check's verdict and assertion message).
 
-**What the sandbox and the guard do not cover** (see ``sandbox.py`` and ``kernel_guard.py``): the
-checks run in the student's interpreter, so code written against a check's imports (patching
-``math.isclose``), against the grader's in-kernel objects, or through ``ctypes`` can still fool
-that student's own checks; it cannot reach the sources, the gradebook or another submission
-when bubblewrap is available. Without bubblewrap (``--sandbox none``) student code runs with the
-grader's permissions: grade untrusted work in a container, and look at surprising scores.
+**What the sandbox, the guard and the decoys do not cover** (see ``sandbox.py``, ``guarded_checks.py``
+and ``decoys.py``): the checks run in the student's interpreter, so code written against a check's
+imports, the grader's in-kernel objects or its token can make checks pass; a decoy twin turns that
+into a ``tampered`` row wherever it also makes the twin pass, which code that cannot tell the twin
+from the check does. Code that tells them apart by comparing a check with the student's own copy
+(checks without hidden tests) or by knowing the right value, and a check with no twin, remain: look
+at surprising scores. Without bubblewrap (``--sandbox none``) student code runs with the grader's
+permissions: grade untrusted work in a container.
 
 Commands
 --------

@@ -14,14 +14,16 @@ from edumatcher.cli import CliError
 __all__ = ["add_parsers"]
 
 _GRADE_WARNING = (
-    "Each kernel runs in a bubblewrap sandbox where the machine allows it (--sandbox auto): no network, "
-    "no view of the sources, the gradebook or other submissions, capped memory and output. Without one "
-    "(--sandbox none, or no bubblewrap), student code runs with your user's permissions."
+    "Each kernel runs in a bubblewrap sandbox: no network, no view of the sources, the gradebook or other "
+    "submissions, capped memory, processes, files and output; where bubblewrap cannot run, grade refuses "
+    "unless given --sandbox none (student code then runs with your user's permissions). Each check also "
+    "runs beside a decoy twin that no honest answer passes: a submission whose decoy passes is marked "
+    "tampered, with 0 points, for you to review. One run at a time per --out (a lock)."
 )
 _UNSANDBOXED_WARNING = (
-    "WARNING: student code runs UNSANDBOXED, with your user's permissions: it can read and write your "
-    "files and use the network; only the timeouts, the memory cap and a temporary working directory "
-    "protect you. Install bubblewrap (Debian: apt-get install bubblewrap), or grade in a container."
+    "WARNING: student code runs UNSANDBOXED (--sandbox none), with your user's permissions: it can read and "
+    "write your files and use the network; only the timeouts, the memory cap and a temporary working "
+    "directory protect you. Install bubblewrap (Debian: apt-get install bubblewrap), or grade in a container."
 )
 
 
@@ -78,12 +80,14 @@ def add_parsers(sub: Any) -> None:
                        help="seconds one whole notebook may take, kernel start included, before it is "
                             "killed (default 300)")
     grade.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
-                       help="run each kernel in bubblewrap: auto (default) where it works, else say why and "
-                            "run without; bwrap refuses to grade without it; none never uses it")
+                       help="run each kernel in bubblewrap: auto (default) and bwrap refuse to grade where it "
+                            "cannot run; none runs student code with your permissions")
     grade.add_argument("--memory-mb", type=_positive_int, default=2048, metavar="MB",
-                       help="memory one kernel may allocate (RLIMIT_DATA; default 2048)")
+                       help="memory one kernel process may allocate (RLIMIT_DATA; default 2048); where a memory "
+                            "cgroup can be made, the kernel and its children together, shared memory included")
     grade.add_argument("--max-notebook-mb", type=_positive_float, default=20.0, metavar="MB",
-                       help="largest notebook graded, counted after its saved outputs are dropped (default 20)")
+                       help="largest notebook graded, counted after its saved outputs are dropped (default 20); "
+                            "a file over 4 times this is refused unread")
     grade.add_argument("--regrade", action="append", default=[], metavar="STUDENT[/EXERCISE]",
                        help="grade only these again (repeatable), replacing their rows; every other row is kept")
     grade.add_argument("--roster", metavar="CSV", default=None,
@@ -169,18 +173,20 @@ def _grade(args: argparse.Namespace) -> int:
     avoid_slow_imports()
 
     from .exercise import find_exercises
-    from .gradebook import DATABASE_NAME, Gradebook, printable
-    from .report import export_gradebook, summary_table
-    from .run_plan import parse_regrade, plan_run, read_roster
+    from .identities import unify_students, unique_roster
+    from .run_lock import RunLock
+    from .run_plan import parse_regrade, read_roster
     from .sandbox import resolve_sandbox
-    from .stopping import GradingStopped, StopOnSignals
     from .submissions import discover_submissions
-    from .supervise import grade_submissions
 
     exercises = find_exercises(args.source)
-    sandbox = resolve_sandbox(args.sandbox)  # before anything runs: --sandbox bwrap without one is an error
+    sandbox = resolve_sandbox(args.sandbox)  # before anything runs: no sandbox, no grading (unless none)
     regrade = parse_regrade(args.regrade)
-    roster = read_roster(args.roster) if args.roster else None
+    roster = None
+    if args.roster:
+        roster, duplicates = unique_roster(read_roster(args.roster))
+        for line in duplicates:
+            print(line, file=sys.stderr)
     # Matched against the known exercise names: copy suffixes, case and LMS prefixes are recognised.
     submissions, skipped = discover_submissions(args.submissions, exercises=set(exercises))
     if not submissions:
@@ -188,33 +194,74 @@ def _grade(args: argparse.Namespace) -> int:
     if skipped:
         print(f"skipping {len(skipped)} file(s) that are not notebooks (*.ipynb, *.ipynb.txt, *.ipynb.json), e.g. {skipped[0]}", file=sys.stderr)
     out = Path(args.out)
+    with RunLock(out):
+        return _grade_locked(args, out, exercises, sandbox, regrade, roster, submissions, unify_students)
+
+
+def _grade_locked(args: argparse.Namespace, out: Any, exercises: dict[str, Any], sandbox: Any, regrade: Any,
+                  roster: list[str] | None, submissions: list[Any], unify_students: Any) -> int:
+    """The grade command once it holds the gradebook folder's lock."""
+    import sqlite3
+
+    from .gradebook import DATABASE_NAME, Gradebook, printable
+    from .report import export_gradebook, summary_table
+    from .run_plan import plan_run
+    from .stopping import GradingStopped, StopOnSignals
+    from .supervise import grade_submissions
+
     book = Gradebook.open(out)
     try:
-        # Rows where the grader itself failed are retried: they say nothing about the student's work.
-        failed = {(e.result.student, e.result.exercise) for e in book.entries() if e.result.status == "error"}
-        plan = plan_run(submissions, book.digests(), regrade, retry=failed)
         if roster is not None:
             book.set_roster(roster)
             print(f"roster: {len(roster)} student(s) from {args.roster}", file=sys.stderr)
+        unified = unify_students(submissions, book.roster(), recorded=book.students())
+        for line in unified.warnings:
+            print(line, file=sys.stderr)
+        recorded_students = set(book.students())
+        for old, new in unified.renamed.items():
+            if old in recorded_students:
+                book.rename_student(old, new)
+        submissions = unified.submissions
+        # Rows where the grader itself failed are retried: they say nothing about the student's work.
+        failed = {(e.result.student, e.result.exercise) for e in book.entries() if e.result.status == "error"}
+        sources = {name: exercise.digest for name, exercise in exercises.items()}
+        plan = plan_run(submissions, book.digests(), regrade, retry=failed, recorded_sources=book.source_digests(),
+                        sources=sources)
         for changed in plan.changed:
             print(f"{changed.student}/{changed.exercise}: the file changed since it was graded; grading it again",
                   file=sys.stderr)
+        for stale in plan.stale:
+            print(f"{stale.student}/{stale.exercise}: graded against another version of {stale.exercise} (its checks "
+                  "changed since); grading it again", file=sys.stderr)
+        given = {(printable(s.student), printable(s.exercise)) for s in submissions}
+        for (student, exercise), digest in sorted(book.source_digests().items()):
+            if exercise in sources and digest != sources[exercise] and (student, exercise) not in given:
+                print(f"{student}/{exercise}: graded against another version of {exercise}, and its file is not "
+                      "among the paths given: its row is kept as it was; grade its file again", file=sys.stderr)
         if plan.unchanged:
             print(f"resuming: {len(plan.unchanged)} submission(s) already in {out / DATABASE_NAME} are kept "
                   f"(--regrade STUDENT[/EXERCISE] grades one again)", file=sys.stderr)
         print(sandbox.describe(), file=sys.stderr)
+        print(sandbox.describe_limits(args.memory_mb), file=sys.stderr)
         if sandbox.kind != "bwrap":
             print(_UNSANDBOXED_WARNING, file=sys.stderr)
         print(f"grading {len(plan.todo)} submission(s) against {len(exercises)} exercise(s), {args.jobs} at a time",
               file=sys.stderr)
 
         by_key = {(printable(s.student), printable(s.exercise)): s for s in plan.todo}
+        failure: list[str] = []
 
         def progress(done: int, total: int, result: Any) -> None:
             # Runs in this (main) thread as each worker finishes: one committed transaction per result.
             key = (printable(result.student), printable(result.exercise))
             submission = by_key.get(key)
-            book.record(result, submission=submission, digest=plan.digests.get(key, "") if submission else "")
+            exercise = exercises.get(result.exercise)
+            try:
+                book.record(result, submission=submission, digest=plan.digests.get(key, "") if submission else "",
+                            source_digest=exercise.digest if exercise is not None else "")
+            except sqlite3.Error as exc:
+                failure.append(f"{type(exc).__name__}: {exc}")
+                raise _GradebookFailed from None
             print(f"[{done}/{total}] {result.student}/{result.exercise}: {result.total:g}/{result.max_points:g} "
                   f"{result.status} ({result.seconds:.1f} s)", file=sys.stderr, flush=True)
 
@@ -228,13 +275,23 @@ def _grade(args: argparse.Namespace) -> int:
                                           max_notebook_bytes=int(args.max_notebook_mb * 1_000_000))
                 finally:
                     stop.raising = False  # a signal from here on waits for the export to finish
-            except GradingStopped:
+            except (GradingStopped, _GradebookFailed):
                 pass  # grade_submissions has killed every worker and kernel; what finished is committed
             stop.raising = False  # again: a signal may have landed inside the finally above
-            results = export_gradebook(book, exercises, out)
-        print(summary_table(results))
-        print(f"gradebook: {out / 'grades.csv'} (per exercise: {out}/<exercise>.csv, totals: {out}/totals.csv, "
-              f"feedback: {out}/feedback/, record: {out / DATABASE_NAME})")
+            try:
+                results = export_gradebook(book, exercises, out)
+            except (OSError, sqlite3.Error) as exc:
+                print(f"the exports could not be written: {type(exc).__name__}: {exc}", file=sys.stderr)
+                results = None
+        if results is not None:
+            print(summary_table(results))
+            print(f"gradebook: {out / 'grades.csv'} (per exercise: {out}/<exercise>.csv, totals: {out}/totals.csv, "
+                  f"feedback: {out}/feedback/, record: {out / DATABASE_NAME})")
+        if failure:
+            print(f"the gradebook {out / DATABASE_NAME} could not record a result ({failure[0]}); grading stopped, "
+                  "every row recorded before is kept. Free some disk space (or fix the file), then resume with "
+                  f"the same command: {_same_command(args)}", file=sys.stderr)
+            return 1
         if stop.signum is not None:
             recorded = len(book.digests())
             print(f"stopped by {stop.name}: {recorded} row(s) saved in {out / DATABASE_NAME}; to resume, run the "
@@ -243,6 +300,10 @@ def _grade(args: argparse.Namespace) -> int:
     finally:
         book.close()
     return 0
+
+
+class _GradebookFailed(BaseException):
+    """Recording a result failed (disk full, a broken file): stop grading, keep what is committed."""
 
 
 def _same_command(args: argparse.Namespace) -> str:

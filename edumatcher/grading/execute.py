@@ -4,23 +4,26 @@ One cell's failure never stops the next: errors are allowed, a cell that overrun
 interrupted and the run goes on. The run stops early only when the kernel dies, or when it is still
 busy after an interrupt (code that swallows ``KeyboardInterrupt``); the caller decides what that
 means for the cells that did not run. Outputs are capped per cell and per notebook (display
-updates included), so a print or display loop cannot fill memory or the stored notebook. Where the
-kernel runs (bubblewrap, resource limits) is ``sandbox``'s business.
+updates and display metadata included), so a print or display loop cannot fill memory or the
+stored notebook; comm messages (widget state) are not kept at all. A check may have a twin
+(``decoys``): both run here, the same way, in the order given, and only the real one's outputs are
+stored. Where the kernel runs (bubblewrap, resource limits) is ``sandbox``'s business.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 import subprocess
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from queue import Empty
 from time import monotonic
 from typing import Any
 
 from nbclient import NotebookClient
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellExecutionComplete, DeadKernelError
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
@@ -28,7 +31,8 @@ from ..process_groups import signal_group
 from .guarded_checks import CheckGuard
 from .sandbox import sandboxed_kernel_manager
 
-__all__ = ["CellOutcome", "run_cells", "describe_error", "DEFAULT_MAX_OUTPUT_CHARS", "DEFAULT_MAX_TOTAL_OUTPUT_CHARS"]
+__all__ = ["CellOutcome", "Twin", "run_cells", "describe_error", "DEFAULT_MAX_OUTPUT_CHARS",
+           "DEFAULT_MAX_TOTAL_OUTPUT_CHARS"]
 
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
 # Every output of one notebook together (nbformat JSON grows a little beyond this with escaping).
@@ -37,15 +41,31 @@ DEFAULT_MAX_TOTAL_OUTPUT_CHARS = 2_000_000
 _RESPONSIVE_WITHIN_S = 5.0
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _ARROW = re.compile(r"^-+>\s*\d*\s*")  # IPython's "----> 12 " prefix on the failing line
+# Display metadata nested deeper than this is counted as over every cap (it is never worth storing).
+_MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
 class CellOutcome:
-    """How one code cell ended: ``ok``, ``error``, ``timeout``, ``dead`` (kernel died) or ``skipped``."""
+    """How one code cell ended: ``ok``, ``error``, ``timeout``, ``dead`` (kernel died) or ``skipped``.
+
+    For an exception raised in the kernel, ``ename`` is its class name and ``traceback`` the kernel's:
+    both are the student's to shape, for the caller to read a line number from (``check_messages``).
+    """
 
     index: int
     status: str
     message: str = ""
+    traceback: tuple[str, ...] = ()
+    ename: str = ""
+
+
+@dataclass(frozen=True)
+class Twin:
+    """A check's decoy (``decoys.Decoy.source``) and whether it runs before the real check."""
+
+    source: str
+    first: bool
 
 
 def describe_error(ename: str, evalue: str, traceback: list[str] | None = None) -> str:
@@ -72,17 +92,40 @@ def describe_error(ename: str, evalue: str, traceback: list[str] | None = None) 
 
 def _output_size(out: NotebookNode) -> int:
     if out.get("output_type") == "stream":
-        return len(out.get("text", ""))
+        return _json_size(out.get("text", ""))
     if out.get("output_type") == "error":
-        return sum(len(line) for line in out.get("traceback", [])) + len(out.get("evalue", ""))
-    data = out.get("data", {})
-    return _data_size(data)
+        return _json_size([out.get("ename", ""), out.get("evalue", ""), out.get("traceback", [])])
+    return _json_size(out.get("data", {})) + _json_size(out.get("metadata", {}))
 
 
-def _data_size(data: Any) -> int:
-    if not isinstance(data, dict):
-        return len(str(data))
-    return sum(len(value) if isinstance(value, str) else len(str(value)) for value in data.values())
+def _display_size(content: Any) -> int:
+    """Characters a display message would store: its data and its metadata."""
+    if not isinstance(content, dict):
+        return 0
+    return _json_size(content.get("data", {})) + _json_size(content.get("metadata", {}))
+
+
+def _json_size(value: Any) -> int:
+    """About how many characters ``value`` takes as JSON, without recursion; anything nested deeper than
+    ``_MAX_DEPTH`` counts as too big to keep. O(size of value)."""
+    total, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            return 1 << 62
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2
+            for key, child in item.items():
+                total += len(str(key)) + 4
+                stack.append((child, depth + 1))
+        elif isinstance(item, (list, tuple)):
+            total += 2
+            stack.extend((child, depth + 1) for child in item)
+        else:
+            total += len(repr(item)) if isinstance(item, (int, float, bool)) or item is None else 16
+    return total
 
 
 def _with_note(msg: dict[str, Any], note: str) -> dict[str, Any]:
@@ -96,7 +139,9 @@ class _GradingClient(NotebookClient):
 
     The per-notebook cap also covers outputs replaced through a ``display_id`` (``update_display_data``
     or a second ``display(..., display_id=)``), which nbclient writes without calling ``output``:
-    any output that would pass either cap is stored as a one-line note instead.
+    any output that would pass either cap is stored as a one-line note instead. Display metadata
+    counts as much as data. Comm messages (widgets) are ignored: no widget state is kept, so none
+    can grow, and a malformed one cannot break the run; a malformed message of any kind is dropped.
     """
 
     def __init__(self, nb: NotebookNode, max_output_chars: int, max_total_output_chars: int | None = None,
@@ -115,6 +160,25 @@ class _GradingClient(NotebookClient):
     def _recount(self) -> None:
         self._total = sum(_output_size(out) for cell in self.nb.cells for out in cell.get("outputs", ()))
 
+    def handle_comm_msg(self, outs: list[NotebookNode], msg: dict[str, Any], cell_index: int) -> None:
+        """Ignore comm messages: graded notebooks keep no widget state (``guarded_checks`` reads its own)."""
+        return None
+
+    def process_message(self, msg: dict[str, Any], cell: NotebookNode, cell_index: int) -> NotebookNode | None:
+        """nbclient's handling, for messages shaped as the protocol says; others (student-made) are dropped."""
+        content = msg.get("content")
+        if not isinstance(content, dict) or not isinstance(msg.get("msg_type"), str):
+            return None
+        if msg["msg_type"] in ("display_data", "execute_result", "update_display_data") and not (
+                isinstance(content.get("data"), dict) and isinstance(content.get("metadata", {}), dict)):
+            return None
+        try:
+            return super().process_message(msg, cell, cell_index)
+        except CellExecutionComplete:
+            raise
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError):
+            return None  # a message that only looked well formed
+
     def clear_output(self, outs: list[NotebookNode], msg: dict[str, Any], cell_index: int) -> None:
         super().clear_output(outs, msg, cell_index)
         self._recount()
@@ -124,10 +188,20 @@ class _GradingClient(NotebookClient):
         places = [(cell, i) for cell, indices in self._display_id_map.get(display_id, {}).items() for i in indices
                   if i < len(self.nb.cells[cell].get("outputs", ()))]
         replaced = sum(_output_size(self.nb.cells[cell].outputs[i]) for cell, i in places)
-        size = _data_size(msg.get("content", {}).get("data", {}))
+        size = _display_size(msg.get("content", {}))
         if size > self.max_output_chars or self._total - replaced + len(places) * size > self.max_total_output_chars:
             msg = _with_note(msg, f"[grader: display update of {size:,} characters dropped: output cap reached]")
+        # Only places that still exist (a twin's outputs are forgotten after it runs: ``forget_twin``).
+        self._display_id_map[display_id] = {cell: [i for c, i in places if c == cell] for cell in
+                                            {c for c, _ in places}}
         super()._update_display_id(display_id, msg)
+        self._recount()
+
+    def forget_twin(self, cell_index: int, used_before: int) -> None:
+        """After a check's twin ran in place of the real cell: drop what it showed from every count."""
+        self.clear_display_id_mapping(cell_index)
+        self._used[cell_index] = used_before
+        self.clear_before_next_output = False
         self._recount()
 
     def output(self, outs: list[NotebookNode], msg: dict[str, Any], display_id: str | None,
@@ -135,7 +209,7 @@ class _GradingClient(NotebookClient):
         used = self._used.get(cell_index, 0)
         full = used >= self.max_output_chars or self._total >= self.max_total_output_chars
         if msg.get("msg_type") in ("display_data", "execute_result"):
-            size = _data_size(msg.get("content", {}).get("data", {}))
+            size = _display_size(msg.get("content", {}))
             if used + size > self.max_output_chars or self._total + size > self.max_total_output_chars:
                 if full and not display_id:
                     self._note_truncation(outs, cell_index)
@@ -186,7 +260,8 @@ class _GradingClient(NotebookClient):
                 reply = await self.kc.get_shell_msg(timeout=left)
             except Empty:
                 return False
-            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+            parent = reply.get("parent_header")
+            if isinstance(parent, dict) and parent.get("msg_id") == msg_id:
                 return True
         return False
 
@@ -203,6 +278,8 @@ async def run_cells(
     sandbox: dict[str, Any] | None = None,
     max_total_output_chars: int | None = None,
     checks: Collection[int] = (),
+    decoys: Mapping[int, Twin] | None = None,
+    on_decoy: Callable[[int, bool], None] | None = None,
 ) -> CellOutcome | None:
     """Run every code cell of ``nb`` in order in a new ``python3`` kernel whose cwd is ``cwd``.
 
@@ -216,8 +293,12 @@ async def run_cells(
     ``max_total_output_chars`` caps the outputs of the whole notebook (display updates included).
     ``checks`` are the indices of check cells: before each, the kernel's execution machinery is reset,
     and its outcome is ``ok`` only if the grader's own channel confirms it ran (``guarded_checks``).
+    ``decoys`` maps a check's index to its twin, run just before or after it in exactly the same way;
+    ``on_decoy(index, passed)`` hears how each twin ended (its outputs are not kept). A twin that
+    kills the kernel or ignores the interrupt stops the run as the check itself would have.
     """
     replies: list[dict[str, Any]] = []
+    decoys = decoys or {}
 
     def keep_reply(**hook: Any) -> None:
         replies.append(hook.get("execute_reply") or {})
@@ -243,10 +324,57 @@ async def run_cells(
         iopub_timeout=10,
         shutdown_kernel="immediate",
         skip_cells_with_tag="edumatcher-grader-never-skips",  # students must not be able to skip checks
+        store_widget_state=False,
         on_cell_executed=keep_reply,
         resources={"metadata": {"path": cwd}},
     )
     kernel_pid: int | None = None
+
+    async def run(cell: NotebookNode, index: int, guard: CheckGuard | None) -> tuple[CellOutcome, CellOutcome | None]:
+        """Run one cell (a check through ``guard``); return its outcome and, if the run must stop, why."""
+        client.timed_out = False
+        replies.clear()
+        source = cell.source
+        if guard is not None:
+            reset = await guard.reset()
+            cell.source, token = guard.prepare(source)
+        try:
+            await client.async_execute_cell(cell, index)
+        except DeadKernelError:
+            outcome = CellOutcome(index, "dead", "the kernel died while running this cell")
+            return outcome, outcome
+        finally:
+            cell.source = source  # the stored notebook shows the check as written
+        if client.timed_out:
+            outcome = CellOutcome(index, "timeout", f"timed out after {cell_timeout} s")
+            if not await client.kernel_responds(_RESPONSIVE_WITHIN_S):
+                return outcome, CellOutcome(index, "timeout", f"timed out after {cell_timeout} s and ignored "
+                                                              "the interrupt, so the rest could not run")
+            return outcome, None
+        outcome = _outcome_from_reply(index, replies[-1] if replies else None)
+        if guard is not None and outcome.status == "ok":
+            failure = guard.failure(cell, token, reset)
+            if failure is not None:  # the grader's words, or the error output the cell shows
+                outcome = CellOutcome(index, "error", failure.message, failure.traceback, failure.ename)
+        return outcome, None
+
+    async def run_twin(cell: NotebookNode, index: int, twin: Twin,
+                       guard: CheckGuard) -> tuple[CellOutcome, CellOutcome | None]:
+        """Run a check's twin in the check's place and report it; return its outcome and why the run must
+        stop, if it must (then it is not reported: it ended as the check itself would have)."""
+        stand_in = copy.deepcopy(cell)
+        stand_in.source, stand_in.outputs = twin.source, []
+        used_before = client._used.get(index, 0)
+        nb.cells[index] = stand_in
+        try:
+            outcome, stop = await run(stand_in, index, guard)
+        finally:
+            nb.cells[index] = cell
+            client.forget_twin(index, used_before)
+        if stop is None and on_decoy is not None:
+            on_decoy(index, outcome.status == "ok")
+        return outcome, stop
+
     try:
         # The kernel's own stdout/stderr (fd level: subprocesses, os.write, start-up warnings) go nowhere:
         # what a cell prints through Python arrives as capped outputs, and nothing can fill a log file.
@@ -255,40 +383,30 @@ async def run_cells(
             kernel_pid = getattr(getattr(client.km, "provisioner", None), "pid", None)
             if kernel_pid is not None and on_kernel_started is not None:
                 on_kernel_started(kernel_pid)
+            seal = getattr(client.km, "seal", None)
+            if seal is not None:
+                seal()  # the kernel has made its sockets: it may write no more host files
             guard = CheckGuard(client, within=max(cell_timeout, _RESPONSIVE_WITHIN_S)) if checks else None
             if guard is not None:
                 await guard.install()  # before any student code runs
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
                     continue
-                client.timed_out = False
-                replies.clear()
-                source = cell.source
-                guarded = guard is not None and index in checks and source.strip() != ""
-                if guarded:
-                    reset = await guard.reset()
-                    cell.source, token = guard.prepare(source)
-                try:
-                    await client.async_execute_cell(cell, index)
-                except DeadKernelError:
-                    outcome = CellOutcome(index, "dead", "the kernel died while running this cell")
-                    on_outcome(outcome)
-                    return outcome
-                finally:
-                    cell.source = source  # the stored notebook shows the check as written
-                if client.timed_out:
-                    outcome = CellOutcome(index, "timeout", f"timed out after {cell_timeout} s")
-                    on_outcome(outcome)
-                    if not await client.kernel_responds(_RESPONSIVE_WITHIN_S):
-                        return CellOutcome(index, "timeout", f"timed out after {cell_timeout} s and ignored "
-                                                             "the interrupt, so the rest could not run")
-                    continue
-                outcome = _outcome_from_reply(index, replies[-1] if replies else None)
-                if guarded and outcome.status == "ok":
-                    failure = guard.failure(cell, token, reset)
-                    if failure is not None:
-                        outcome = CellOutcome(index, "error", failure)
+                guarded = guard if guard is not None and index in checks and cell.source.strip() else None
+                twin = decoys.get(index) if guarded is not None else None
+                if twin is not None and twin.first:
+                    outcome, stop = await run_twin(cell, index, twin, guarded)
+                    if stop is not None:
+                        on_outcome(outcome)  # the check never runs: this is what it would have shown
+                        return stop
+                outcome, stop = await run(cell, index, guarded)
                 on_outcome(outcome)
+                if stop is not None:
+                    return stop
+                if twin is not None and not twin.first and outcome.status != "timeout":
+                    _, stop = await run_twin(cell, index, twin, guarded)
+                    if stop is not None:
+                        return stop
             return None
     finally:
         signal_group(kernel_pid)  # the kernel leads its own group: this also catches what student code spawned
@@ -298,10 +416,14 @@ async def run_cells(
 def _outcome_from_reply(index: int, reply: dict[str, Any] | None) -> CellOutcome:
     if not reply:
         return CellOutcome(index, "skipped", "the cell did not run (empty cell)")
-    content = reply.get("content", {})
+    content = reply.get("content")
+    content = content if isinstance(content, dict) else {}
     if content.get("status") == "ok":
         return CellOutcome(index, "ok")
-    return CellOutcome(index, "error", describe_error(str(content.get("ename", "Error")),
-                                                      str(content.get("evalue", "")), content.get("traceback")))
+    traceback = content.get("traceback")
+    traceback = tuple(str(line) for line in traceback[:200]) if isinstance(traceback, list) else ()
+    ename = str(content.get("ename", "Error"))
+    return CellOutcome(index, "error", describe_error(ename, str(content.get("evalue", "")), list(traceback)),
+                       traceback, ename)
 
 

@@ -12,6 +12,8 @@ autograded ``Exercise.checks``.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +37,8 @@ from .notebook_cells import (
     source_text,
 )
 
-__all__ = ["SourceError", "CheckSpec", "ManualSpec", "Exercise", "validate_source", "load_exercise", "find_exercises"]
+__all__ = ["SourceError", "CheckSpec", "ManualSpec", "Exercise", "validate_source", "load_exercise", "find_exercises",
+           "grading_digest"]
 
 
 class SourceError(CliError):
@@ -70,6 +73,7 @@ class Exercise:
     checks: tuple[CheckSpec, ...]
     answer_ids: tuple[str, ...]
     manual: tuple[ManualSpec, ...] = ()
+    digest: str = ""  # the version of what grading uses (``grading_digest``): rows keep it, to spot stale ones
 
     @property
     def max_points(self) -> float:
@@ -201,7 +205,24 @@ def load_exercise(path: str | Path) -> Exercise:
         raise SourceError(f"{path}: not a readable notebook ({type(exc).__name__}: {exc})") from None
     manual: list[ManualSpec] = []
     checks, answers = validate_source(nb, str(path), manual=manual)
-    return Exercise(name=path.stem, path=path, notebook=nb, checks=checks, answer_ids=answers, manual=tuple(manual))
+    return Exercise(name=path.stem, path=path, notebook=nb, checks=checks, answer_ids=answers, manual=tuple(manual),
+                    digest=grading_digest(nb))
+
+
+def grading_digest(nb: NotebookNode) -> str:
+    """sha256 (first 16 hex digits) of what grading a submission against ``nb`` depends on: every code cell
+    and every nbgrader-marked cell (type, text, nbgrader metadata), in order. Narrative Markdown is left
+    out, so fixing a typo in the prose does not send the whole class to be graded again. O(size of nb).
+    """
+    digest = hashlib.sha256()
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.get("cell_type") != "code" and not meta:
+            continue
+        digest.update(json.dumps([cell.get("cell_type"), source_text(cell), meta], sort_keys=True,
+                                 default=str).encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
 
 
 def find_exercises(source_dir: str | Path) -> dict[str, Exercise]:

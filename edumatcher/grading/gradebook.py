@@ -5,16 +5,20 @@ report are exports of it, rewritten in full on every run. One row per (student, 
 again replaces that row and nothing else, so a stopped or crashed run keeps everything that had
 finished, a rerun grades only what is missing or changed (``digest``: sha256 of the graded file),
 and regrading one student leaves the others alone. Manual scores live in their own table and
-survive any regrade.
+survive any regrade. Each row also keeps ``source_digest``, the version of the exercise it was
+graded against (``Exercise.digest``): a rerun grades again every row whose exercise changed since.
 
 Tables::
 
     rows    (student, exercise) -> status, reason, submission, note, superseded (JSON list),
-            seconds, digest, graded_at (UTC, ISO 8601)
+            seconds, digest, graded_at (UTC, ISO 8601), source_digest
     checks  (student, exercise, grade_id) -> position, points, max, passed, message
     notes   (student, exercise, position) -> text
     manual  (student, exercise, grade_id) -> points, comment, updated_at
     roster  student -> position                     (the last --roster given)
+
+Schema changes are additive: a newer edumatcher adds columns and tables (``_MIGRATIONS``) and
+opens every older gradebook; an older one refuses a newer gradebook with one line.
 
 Typical use::
 
@@ -42,7 +46,7 @@ from .score import CheckResult, SubmissionResult
 __all__ = ["DATABASE_NAME", "Gradebook", "GradebookEntry", "GradebookError", "printable"]
 
 DATABASE_NAME = "gradebook.sqlite"
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rows (
@@ -90,6 +94,10 @@ CREATE TABLE IF NOT EXISTS roster (
     position INTEGER NOT NULL
 );
 """
+# What brings a gradebook of version N - 1 to version N (the tables above are version 1's).
+_MIGRATIONS = {
+    2: "ALTER TABLE rows ADD COLUMN source_digest TEXT NOT NULL DEFAULT ''",
+}
 
 
 class GradebookError(CliError):
@@ -105,6 +113,7 @@ class GradebookEntry:
     superseded: tuple[str, ...] = ()
     digest: str = ""
     graded_at: str = ""
+    source_digest: str = ""  # the version of the exercise it was graded against ("" before it was recorded)
 
 
 def printable(text: str) -> str:
@@ -158,18 +167,26 @@ class Gradebook:
                 raise GradebookError(f"{path} was written by a newer edumatcher (schema {version}); "
                                      f"upgrade edumatcher or use another --out")
             # CREATE ... IF NOT EXISTS: opening an existing gradebook changes nothing.
-            db.executescript(_SCHEMA + f"PRAGMA user_version = {_SCHEMA_VERSION};")
+            db.executescript(_SCHEMA)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(rows)")}
+            with _transaction(db):
+                for target in range(max(version, 1) + 1, _SCHEMA_VERSION + 1):
+                    if not (target == 2 and "source_digest" in columns):
+                        db.execute(_MIGRATIONS[target])
+                db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             db.close()
             raise GradebookError(f"{path} is not a readable gradebook ({exc}); move it away or use another --out") \
                 from None
         return cls(db, path)
 
-    def record(self, result: SubmissionResult, *, submission: Any | None = None, digest: str = "") -> None:
+    def record(self, result: SubmissionResult, *, submission: Any | None = None, digest: str = "",
+               source_digest: str = "") -> None:
         """Store ``result`` as the row of its (student, exercise), replacing any earlier one; one commit.
 
         ``submission`` (a ``submissions.Submission``) adds how the file was matched (``note``) and the
-        older copies that were not graded (``superseded``). Manual scores are kept.
+        older copies that were not graded (``superseded``); ``source_digest`` is the version of the
+        exercise it was graded against (``Exercise.digest``). Manual scores are kept.
         """
         key = (printable(result.student), printable(result.exercise))
         note = printable(str(getattr(submission, "note", "") or ""))
@@ -179,9 +196,9 @@ class Gradebook:
             self._db.execute("DELETE FROM notes WHERE student = ? AND exercise = ?", key)
             self._db.execute(
                 "INSERT OR REPLACE INTO rows (student, exercise, status, reason, submission, note, superseded, "
-                "seconds, digest, graded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "seconds, digest, graded_at, source_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*key, printable(result.status), printable(result.reason), printable(str(result.submission)),
-                 note, json.dumps(superseded), float(result.seconds or 0.0), digest, _now()))
+                 note, json.dumps(superseded), float(result.seconds or 0.0), digest, _now(), source_digest))
             self._db.executemany(
                 "INSERT OR REPLACE INTO checks (student, exercise, grade_id, position, points, max, passed, message) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -204,13 +221,14 @@ class Gradebook:
             notes.setdefault((student, exercise), []).append(text)
         entries = []
         for (student, exercise, status, reason, submission, note, superseded, seconds, digest,
-             graded_at) in self._db.execute(
-                "SELECT student, exercise, status, reason, submission, note, superseded, seconds, digest, graded_at "
-                "FROM rows ORDER BY exercise, student"):
+             graded_at, source_digest) in self._db.execute(
+                "SELECT student, exercise, status, reason, submission, note, superseded, seconds, digest, graded_at, "
+                "source_digest FROM rows ORDER BY exercise, student"):
             key = (student, exercise)
             result = SubmissionResult(student, exercise, submission, status, reason, checks.get(key, []),
                                       notes.get(key, []), seconds)
-            entries.append(GradebookEntry(result, note, tuple(json.loads(superseded or "[]")), digest, graded_at))
+            entries.append(GradebookEntry(result, note, tuple(json.loads(superseded or "[]")), digest, graded_at,
+                                          source_digest))
         return entries
 
     def results(self) -> list[SubmissionResult]:
@@ -220,6 +238,31 @@ class Gradebook:
     def digests(self) -> dict[tuple[str, str], str]:
         """The sha256 recorded for each (student, exercise): what a rerun compares to skip unchanged files."""
         return {(s, e): d for s, e, d in self._db.execute("SELECT student, exercise, digest FROM rows")}
+
+    def source_digests(self) -> dict[tuple[str, str], str]:
+        """The exercise version each (student, exercise) row was graded against ("" when not recorded)."""
+        return {(s, e): d for s, e, d in self._db.execute("SELECT student, exercise, source_digest FROM rows")}
+
+    def students(self) -> list[str]:
+        """Every student with a row or a manual score, in name order."""
+        return [s for (s,) in self._db.execute("SELECT student FROM rows UNION SELECT student FROM manual "
+                                               "ORDER BY student")]
+
+    def rename_student(self, old: str, new: str) -> None:
+        """Move ``old``'s rows, checks, notes and manual scores to ``new`` (the same person, spelled as the
+        roster spells them); where ``new`` already has a row for an exercise, that row wins. One commit."""
+        old, new = printable(old), printable(new)
+        with _transaction(self._db):
+            taken = {e for (e,) in self._db.execute("SELECT exercise FROM rows WHERE student = ?", (new,))}
+            for (exercise,) in list(self._db.execute("SELECT exercise FROM rows WHERE student = ?", (old,))):
+                for table in ("rows", "checks", "notes"):
+                    if exercise not in taken:
+                        self._db.execute(f"UPDATE {table} SET student = ? WHERE student = ? AND exercise = ?",  # noqa: S608
+                                         (new, old, exercise))
+                    self._db.execute(f"DELETE FROM {table} WHERE student = ? AND exercise = ?",  # noqa: S608
+                                     (old, exercise))
+            self._db.execute("UPDATE OR IGNORE manual SET student = ? WHERE student = ?", (new, old))
+            self._db.execute("DELETE FROM manual WHERE student = ?", (old,))
 
     def set_manual(self, student: str, exercise: str, grade_id: str, points: float, comment: str = "") -> None:
         """Store a person's score for one manually graded answer (replacing an earlier one); one commit."""

@@ -18,7 +18,10 @@ All are put back before each check; a check whose code stopped early never sends
 the witness sends nothing if the machinery differs from the snapshot when it runs.
 
 What stays possible in-process (the checks run in the student's interpreter; a sandbox does not
-change that), all of it code aimed at the checks or at the grader itself:
+change that), all of it code aimed at the checks or at the grader itself. Each of these is caught
+by the check's decoy twin (``decoys``), which runs exactly as the check does and which no honest
+answer passes, whenever it makes the twin pass too, that is, unless the code can tell the twin from
+the check (the twin's module docstring says when it can):
 
 * patching what the checks import or call (``math.isclose = lambda *a, **k: True``, the engine's
   classes, ``sys.modules`` entries): the check then passes for real, in its own eyes;
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import inspect
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty
 from time import monotonic
@@ -49,7 +53,7 @@ from nbformat import NotebookNode
 
 from . import kernel_guard
 
-__all__ = ["CheckGuard", "GuardUnavailable", "witness_line"]
+__all__ = ["CheckGuard", "Failure", "GuardUnavailable", "witness_line"]
 
 _SOURCE = Path(kernel_guard.__file__).read_text(encoding="utf-8")
 _MODULE = f"__import__('sys').modules[{kernel_guard.MODULE_NAME!r}]"
@@ -65,6 +69,16 @@ _INSTALL = (
     )
     + ", '<edumatcher grader>', 'exec'), {'SOURCE': " + repr(_SOURCE) + "})"
 )
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a check failed although its reply said ``ok``: the grader's words (no ``ename``), or the error
+    the cell shows (its class name and traceback, which the student's code shaped)."""
+
+    message: str
+    traceback: tuple[str, ...] = ()
+    ename: str = ""
 
 
 class GuardUnavailable(RuntimeError):
@@ -90,9 +104,11 @@ class CheckGuard:
         original = client.handle_comm_msg
 
         def handle_comm_msg(outs: list[NotebookNode], msg: dict[str, Any], cell_index: int) -> None:
-            content = msg.get("content") or {}
+            content = msg.get("content")
+            content = content if isinstance(content, dict) else {}
             if msg.get("msg_type") == "comm_msg" and content.get("comm_id") == kernel_guard.COMM_ID:
-                token = (content.get("data") or {}).get(kernel_guard.WITNESS_KEY)
+                data = content.get("data")
+                token = data.get(kernel_guard.WITNESS_KEY) if isinstance(data, dict) else None
                 if self._expected is not None and token == self._expected:
                     self._confirmed = True  # only the awaited token counts: a flood of others costs nothing
                 return None  # the grader's own message: nothing for nbclient to keep
@@ -115,20 +131,23 @@ class CheckGuard:
         self._expected, self._confirmed = token, False
         return f"{source.rstrip()}\n{witness_line(token)}\n", token
 
-    def failure(self, cell: NotebookNode, token: str, reset: bool) -> str | None:
+    def failure(self, cell: NotebookNode, token: str, reset: bool) -> Failure | None:
         """Why a check whose reply said ``ok`` does not pass, or None when every sign agrees."""
         errors = [out for out in cell.get("outputs", []) if out.get("output_type") == "error"]
         if errors:
             from .execute import describe_error  # here: execute imports this module
 
             last = errors[-1]
-            return describe_error(str(last.get("ename", "Error")), str(last.get("evalue", "")), last.get("traceback"))
+            traceback = last.get("traceback")
+            traceback = tuple(str(line) for line in traceback[:200]) if isinstance(traceback, list) else ()
+            ename = str(last.get("ename", "Error"))
+            return Failure(describe_error(ename, str(last.get("evalue", "")), list(traceback)), traceback, ename)
         if not reset:
-            return ("the grader could not reset the kernel before this check (code above changes how "
-                    "cells run), so it cannot vouch for it")
+            return Failure("the grader could not reset the kernel before this check (code above changes how "
+                           "cells run), so it cannot vouch for it")
         if token != self._expected or not self._confirmed:
-            return ("the check did not run to its end: code above changes how cells run "
-                    "(the grader did not receive its confirmation)")
+            return Failure("the check did not run to its end: code above changes how cells run "
+                           "(the grader did not receive its confirmation)")
         return None
 
     async def _kernel_alive(self) -> bool:
@@ -152,10 +171,16 @@ class CheckGuard:
                 if not await self._kernel_alive():
                     return False  # it died (e.g. os._exit in a cell above): no need to wait the full timeout
                 continue
-            if reply.get("parent_header", {}).get("msg_id") != msg_id:
+            if _field(reply, "parent_header").get("msg_id") != msg_id:
                 continue
-            content = reply.get("content", {})
-            result = (content.get("user_expressions") or {}).get("ack") or {}
-            text = (result.get("data") or {}).get("text/plain", "")
+            content = _field(reply, "content")  # the kernel's reply: shaped by whatever ran in it
+            result = _field(_field(content, "user_expressions"), "ack")
+            text = _field(result, "data").get("text/plain", "")
             return content.get("status") == "ok" and result.get("status") == "ok" and ack in str(text)
         return False
+
+
+def _field(message: Any, name: str) -> dict[str, Any]:
+    """``message[name]`` when both are dicts, else an empty dict."""
+    value = message.get(name) if isinstance(message, dict) else None
+    return value if isinstance(value, dict) else {}

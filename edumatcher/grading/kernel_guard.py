@@ -55,7 +55,8 @@ KERNEL_METHODS = (
 SESSION_METHODS = ("send", "serialize", "sign", "msg", "msg_header", "pack")
 # Shell attributes put back by identity (the object itself, not its contents).
 SHELL_OBJECTS = ("events", "input_transformer_manager", "display_pub", "displayhook", "display_trap",
-                 "compile", "custom_exceptions", "kernel", "payload_manager", "history_manager")
+                 "compile", "custom_exceptions", "kernel", "payload_manager", "history_manager", "user_module",
+                 "user_ns")
 KERNEL_OBJECTS = ("session", "shell", "iopub_socket", "shell_handlers")
 SYS_NAMES = ("excepthook", "displayhook", "stdout", "stderr", "settrace", "setprofile")
 # IPython's BuiltinTrap adds and removes the first three around every cell, and ipykernel swaps
@@ -134,6 +135,9 @@ class Snapshot:
         self.trace, self.profile = sys.gettrace(), sys.getprofile()
         self.builtins = {name: value for name, value in vars(builtins).items()
                          if name not in BUILTINS_LEFT_TO_IPYTHON}
+        # Names in a cell resolve builtins through its namespace's "__builtins__", not the module: a private
+        # dict there gives a cell its own AssertionError, isinstance... whatever the builtins module holds.
+        self.user_builtins = shell.user_ns.get("__builtins__", _MISSING)
         # Bound now: witness() must not go through anything the student may have replaced since.
         self.send = getattr(self.session, "send", None)
         self.iopub = getattr(self.kernel, "iopub_socket", None)
@@ -197,6 +201,11 @@ class Snapshot:
                 changed.append(f"sys.{name}")
                 if apply:
                     setattr(sys, name, value)
+        namespace = shell.user_ns
+        if self.user_builtins is not _MISSING and namespace.get("__builtins__", _MISSING) is not self.user_builtins:
+            changed.append("user_ns.__builtins__")
+            if apply:
+                namespace["__builtins__"] = self.user_builtins
         if not _same(sys.gettrace(), self.trace):
             changed.append("sys.gettrace()")
             if apply:

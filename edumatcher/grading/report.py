@@ -26,6 +26,7 @@ three exercises should not get twelve empty rows each. Text cells that a spreads
 from __future__ import annotations
 
 import csv
+import dataclasses
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -33,17 +34,19 @@ from typing import Any
 
 from .exercise import Exercise
 from .gradebook import Gradebook, GradebookEntry
-from .score import GRADED, CheckResult, SubmissionResult
+from .identities import name_key
+from .score import GRADED, TAMPERED, CheckResult, SubmissionResult
 from .submissions import safe_name, student_folder_name
 
 __all__ = [
-    "POINTS_ROW_STUDENT", "NOT_SUBMITTED", "NOT_ON_ROSTER", "csv_cell", "csv_text_back", "export_gradebook", "roster_entries",
+    "POINTS_ROW_STUDENT", "NOT_SUBMITTED", "NOT_ON_ROSTER", "STALE", "csv_cell", "csv_text_back", "export_gradebook", "roster_entries",
     "write_gradebook", "write_totals", "feedback_markdown", "write_feedback", "summary_table",
 ]
 
 POINTS_ROW_STUDENT = "(points)"
 NOT_SUBMITTED = "not-submitted"
 NOT_ON_ROSTER = "not on the roster"
+STALE = "graded against another version of this exercise: grade its file again"
 
 Manual = dict[tuple[str, str], dict[str, tuple[float, str]]]
 Details = dict[tuple[str, str], tuple[str, Sequence[str]]]
@@ -189,7 +192,7 @@ def feedback_markdown(result: SubmissionResult, *, manual: dict[str, tuple[float
         f"- Submission: `{Path(result.submission).name}`" if result.submission else "- Submission: none",
         f"- Score: **{_num(result.total)} / {_num(result.max_points)}**"
         + (" (autograded checks)" if manual else ""),
-        f"- Status: {result.status}" + (f" ({result.reason})" if result.reason else ""),
+        f"- Status: {result.status}" + (f" ({_reason_for_student(result)})" if result.reason else ""),
     ]
     if note:
         lines.append(f"- Matched: {note}")
@@ -214,6 +217,13 @@ def feedback_markdown(result: SubmissionResult, *, manual: dict[str, tuple[float
     if result.status == GRADED and result.checks and result.total == result.max_points:
         lines += ["Every check passed.", ""]
     return "\n".join(lines)
+
+
+def _reason_for_student(result: SubmissionResult) -> str:
+    """The row's reason as the student reads it: a tampered row's details stay with the instructor."""
+    if result.status == TAMPERED:
+        return "the checks could not vouch for this submission; your instructor will review it"
+    return result.reason
 
 
 def write_feedback(results: Iterable[SubmissionResult], out_dir: str | Path, *, manual: Manual | None = None,
@@ -249,22 +259,33 @@ def roster_entries(entries: list[GradebookEntry], roster: Sequence[str],
     unchanged). Assigned: an exercise of ``exercises`` that some entry is for (all of them if none is)."""
     if not roster:
         return list(entries)
-    on_roster = set(roster)
-    have = {(e.result.student, e.result.exercise) for e in entries}
+    on_roster = {name_key(student) for student in roster}  # one student however the name is spelled
+    have = {(name_key(e.result.student), e.result.exercise) for e in entries}
     assigned = sorted({name for _, name in have if name in exercises}) or sorted(exercises)
     completed = []
     for entry in entries:
-        if entry.result.student not in on_roster:
-            note = "; ".join(part for part in (entry.note, NOT_ON_ROSTER) if part)
-            entry = GradebookEntry(entry.result, note, entry.superseded, entry.digest, entry.graded_at)
+        if name_key(entry.result.student) not in on_roster:
+            entry = dataclasses.replace(entry, note="; ".join(part for part in (entry.note, NOT_ON_ROSTER) if part))
         completed.append(entry)
     for student in roster:
         for name in assigned:
-            if (student, name) not in have:
+            if (name_key(student), name) not in have:
                 checks = [CheckResult(c.grade_id, c.points, message="not submitted") for c in exercises[name].checks]
                 result = SubmissionResult(student, name, "", NOT_SUBMITTED, "no submission found", checks)
                 completed.append(GradebookEntry(result))
     return completed
+
+
+def _mark_stale(entries: list[GradebookEntry], exercises: dict[str, Exercise]) -> list[GradebookEntry]:
+    """Entries graded against another version of their exercise, noted as such (``grade`` regrades them
+    when their file is among the paths it is given)."""
+    marked = []
+    for entry in entries:
+        exercise = exercises.get(entry.result.exercise)
+        if exercise is not None and entry.source_digest != exercise.digest and entry.result.status != NOT_SUBMITTED:
+            entry = dataclasses.replace(entry, note="; ".join(part for part in (entry.note, STALE) if part))
+        marked.append(entry)
+    return marked
 
 
 def export_gradebook(book: Gradebook, exercises: dict[str, Exercise], out_dir: str | Path) -> list[SubmissionResult]:
@@ -274,7 +295,7 @@ def export_gradebook(book: Gradebook, exercises: dict[str, Exercise], out_dir: s
     are imported. If the class report fails, one line says so and the other exports stand.
     """
     out_dir = Path(out_dir)
-    entries = roster_entries(book.entries(), book.roster(), exercises)
+    entries = roster_entries(_mark_stale(book.entries(), exercises), book.roster(), exercises)
     results = [entry.result for entry in entries]
     details: Details = {(e.result.student, e.result.exercise): (e.note, e.superseded) for e in entries}
     manual = book.manual_scores()

@@ -432,7 +432,10 @@ def _review(args: argparse.Namespace) -> int:
 
     avoid_slow_imports()
     if args.import_csv:
-        stored, skipped = import_scores(args.gradebook, args.import_csv, args.source)
+        from .run_lock import RunLock
+
+        with RunLock(args.gradebook, "review --import"):  # not while a grade run rewrites the exports
+            stored, skipped = import_scores(args.gradebook, args.import_csv, args.source)
         print(f"stored {stored} manual score(s) in {Path(args.gradebook) / 'gradebook.sqlite'}"
               + (f"; {skipped} row(s) without points were left out" if skipped else ""))
         return 0

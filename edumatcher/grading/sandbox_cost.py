@@ -24,7 +24,7 @@ from pathlib import Path
 from .exercise import load_exercise
 from .notebook_cells import notebook_text
 from .release import release_notebook
-from .sandbox import resolve_sandbox
+from .sandbox import SandboxUnavailable, resolve_sandbox
 from .submissions import Submission
 from .supervise import grade_submissions
 
@@ -62,11 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     missing = [str(s) for s in sources if not s.is_file()]
     if missing:
         parser.error(f"no such exercise source: {', '.join(missing)} (the toy exercise exists only in a checkout)")
-    choice = resolve_sandbox("auto")
-    print(choice.describe())
-    if choice.kind != "bwrap":
-        print("nothing to compare: bubblewrap is not usable here")
+    try:
+        choice = resolve_sandbox("auto")
+    except SandboxUnavailable as exc:
+        print(f"nothing to compare: {exc}")
         return 1
+    print(choice.describe())
     exercises = {load_exercise(s).name: load_exercise(s) for s in sources}
     with tempfile.TemporaryDirectory(prefix="edumatcher-sandbox-cost-") as tmp:
         submissions = build_class(Path(tmp), sources, args.students)

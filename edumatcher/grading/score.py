@@ -5,11 +5,15 @@ worker reports ``passed: true`` only when the kernel's reply, the executed cell'
 grader's own channel all agree (``guarded_checks``), and only the worker writes events. Any
 check without such a report (the run timed out, the kernel died, the worker crashed, the file was
 unreadable) scores 0, with the reason that applies. There is no partial credit within a check.
+A submission whose decoy passed (a twin of a check that no honest answer can pass: ``decoys``)
+scores 0 on every check, with status ``tampered`` and a reason naming the twin, for the
+instructor to review.
 
 Statuses of a submission row:
 
 =================  ===============================================================
 ``graded``         every check ran (some may have failed)
+``tampered``       a decoy check passed: the checks were made to pass whatever the answer (0 points)
 ``timeout``        the notebook overran ``--timeout``, or a cell ignored the interrupt
 ``kernel-died``    the kernel process died (e.g. ``os._exit``); later checks score 0
 ``invalid``        not a readable notebook (empty file, invalid JSON, not UTF-8, too large)
@@ -27,11 +31,12 @@ from typing import Any
 from .exercise import Exercise
 
 __all__ = [
-    "GRADED", "TIMEOUT", "KERNEL_DIED", "INVALID", "EMPTY", "UNKNOWN_EXERCISE", "ERROR",
+    "GRADED", "TAMPERED", "TIMEOUT", "KERNEL_DIED", "INVALID", "EMPTY", "UNKNOWN_EXERCISE", "ERROR",
     "CheckResult", "SubmissionResult", "result_from_events", "result_without_run",
 ]
 
 GRADED = "graded"
+TAMPERED = "tampered"
 TIMEOUT = "timeout"
 KERNEL_DIED = "kernel-died"
 INVALID = "invalid"
@@ -50,6 +55,7 @@ _NOT_RUN = {
     GRADED: "not run",
     UNKNOWN_EXERCISE: "not run",
 }
+NOT_SCORED = "not scored: the submission is held for review (status tampered)"
 
 
 @dataclass
@@ -109,15 +115,19 @@ def result_from_events(exercise: Exercise, student: str, submission: str, events
 
     ``overran`` is the reason when the supervisor killed the worker on its notebook timeout;
     ``worker_exit`` describes a worker that ended without reporting ``done``. Only ``check`` events
-    with ``passed: true`` earn points, and only for check ids the source defines.
+    with ``passed: true`` earn points, and only for check ids the source defines. A ``decoy`` event
+    with ``passed: true`` makes the row ``tampered`` whatever else happened: every check scores 0.
     """
     outcomes: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
+    passed_decoys: list[dict[str, Any]] = []
     status, reason, kernel_pid, done = None, "", None, False
     for event in events:
         kind = event.get("event")
         if kind == "check" and isinstance(event.get("grade_id"), str):
             outcomes.setdefault(event["grade_id"], event)
+        elif kind == "decoy" and event.get("passed") is True:
+            passed_decoys.append(event)
         elif kind == "note" and isinstance(event.get("text"), str):
             notes.append(event["text"])
         elif kind == "status" and status is None:
@@ -132,6 +142,15 @@ def result_from_events(exercise: Exercise, student: str, submission: str, events
         status, reason = ERROR, worker_exit or "the grading worker stopped without a result"
     elif status is None:
         status = GRADED
+    if passed_decoys:
+        first = passed_decoys[0]
+        status = TAMPERED
+        reason = (f"a decoy of check {first.get('grade_id')} passed ({first.get('what', '')}): no honest answer "
+                  "passes it, so the checks were made to pass whatever the answer; review the submission"
+                  + (f" ({len(passed_decoys)} decoys passed)" if len(passed_decoys) > 1 else ""))
+        checks = [CheckResult(spec.grade_id, spec.points, message=NOT_SCORED) for spec in exercise.checks]
+        return SubmissionResult(student, exercise.name, submission, status, reason, checks, notes,
+                                kernel_pid=kernel_pid)
     checks = []
     for spec in exercise.checks:
         event = outcomes.get(spec.grade_id)

@@ -42,15 +42,23 @@ from .name_matching import blackboard_head, blackboard_students, lms_student, ma
 __all__ = [
     "Submission", "SubmissionUnreadable", "discover_submissions", "read_submission", "safe_name",
     "student_folder_name", "printable_name", "notebook_stem", "submission_digest", "DEFAULT_MAX_NOTEBOOK_BYTES",
-    "HARD_MAX_NOTEBOOK_BYTES", "MAX_SUBMISSION_BYTES", "NOTEBOOK_SUFFIXES",
+    "HARD_MAX_NOTEBOOK_BYTES", "MAX_SUBMISSION_BYTES", "NOTEBOOK_SUFFIXES", "FILE_LIMIT_FACTOR", "file_limit",
+    "check_file", "MAX_METADATA_DEPTH",
 ]
 
 # Applied to the notebook once its saved outputs are dropped (grading never uses them): a real
 # exercise is tens of kilobytes of source, so this only stops absurd files. --max-notebook-mb sets it.
 DEFAULT_MAX_NOTEBOOK_BYTES = 20_000_000
 MAX_SUBMISSION_BYTES = DEFAULT_MAX_NOTEBOOK_BYTES  # the name before the limit applied after stripping
-# Files beyond this are refused without being parsed at all (parsing holds a few times the file in memory).
+# A file is refused before anything reads it when it is larger than this many times the limit above (its
+# saved outputs are what can make it larger): 80 MB by default. Parsing holds several times the file in
+# memory, so that happens only in a grading worker, under a memory cap (worker.py).
+FILE_LIMIT_FACTOR = 4
+# Whatever the limit given, nothing larger is read at all.
 HARD_MAX_NOTEBOOK_BYTES = 512_000_000
+# Cell metadata nested deeper than this is dropped on reading (nbgrader's is 2 deep): deeper JSON only
+# serves to make copying or writing the notebook recurse too far.
+MAX_METADATA_DEPTH = 32
 # What LMSs and browsers make of a notebook's name; longest first, so ".ipynb.txt" is not read as ".txt".
 NOTEBOOK_SUFFIXES = (".ipynb.json", ".ipynb.txt", ".ipynb")
 # Folders never searched: Jupyter checkpoints, macOS zip debris, hidden folders (.git...).
@@ -145,6 +153,11 @@ def _walk(folder: Path, student: str | None, root_student: str, found: dict[tupl
             if stem is None or entry.name.startswith("._"):  # "._x.ipynb": macOS metadata, not a notebook
                 skipped.append(path)
                 continue
+            owner = student if student is not None else _flat_owner(stem, root_student, blackboard)
+            _remember(found, _Found(path, owner, stem, entry.name, False, _mtime(path, follow=False)))
+        elif notebook_stem(entry.name) is not None:
+            # A pipe, socket or device named like a notebook gets a row (refused on reading, without blocking).
+            stem = notebook_stem(entry.name) or entry.name
             owner = student if student is not None else _flat_owner(stem, root_student, blackboard)
             _remember(found, _Found(path, owner, stem, entry.name, False, _mtime(path, follow=False)))
         else:
@@ -306,22 +319,64 @@ def student_folder_name(student: str) -> str:
     return f"{safe_name(student)[:60]}-{digest}"  # 60 characters: under 255 bytes even in UTF-8
 
 
+def file_limit(max_bytes: int | None) -> int:
+    """The size beyond which a file is refused unread, for a notebook limit of ``max_bytes`` (None: default)."""
+    limit = DEFAULT_MAX_NOTEBOOK_BYTES if max_bytes is None else int(max_bytes)
+    return min(FILE_LIMIT_FACTOR * limit, HARD_MAX_NOTEBOOK_BYTES)
+
+
+def check_file(path: str | Path, max_bytes: int | None = DEFAULT_MAX_NOTEBOOK_BYTES) -> None:
+    """Refuse, without reading a byte, what ``read_submission`` would refuse for its kind or size.
+
+    ``SubmissionUnreadable`` for a symbolic link, anything but a regular file, an empty file, or a
+    file over ``file_limit(max_bytes)``. Cheap: one ``lstat``; the grader calls it in its own
+    process, and leaves parsing to a worker.
+    """
+    path = Path(path)
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise SubmissionUnreadable(f"cannot read file: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise SubmissionUnreadable(f"is a symbolic link (to {printable_name(os.readlink(path))}); links are "
+                                   "not followed, as one could point at a classmate's work")
+    _refuse_by_stat(info, max_bytes)
+
+
+def _refuse_by_stat(info: os.stat_result, max_bytes: int | None) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a pipe" if stat.S_ISFIFO(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode) else \
+            "a socket" if stat.S_ISSOCK(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) or \
+            stat.S_ISBLK(info.st_mode) else "not a file"
+        raise SubmissionUnreadable(f"not a regular file ({kind})")
+    if info.st_size == 0:
+        raise SubmissionUnreadable("file is empty (0 bytes of JSON)")
+    limit = file_limit(max_bytes)
+    if info.st_size > limit:
+        raise SubmissionUnreadable(
+            f"file is {info.st_size / 1e6:,.1f} MB, over the {limit / 1e6:g} MB read at all "
+            f"({FILE_LIMIT_FACTOR} x --max-notebook-mb); refused unread")
+
+
 def read_submission(path: str | Path, max_bytes: int | None = DEFAULT_MAX_NOTEBOOK_BYTES) -> NotebookNode:
     """Read an untrusted notebook into a clean nbformat v4 notebook, or raise ``SubmissionUnreadable``.
 
     Only what grading needs is kept from each cell (type, source, metadata): saved outputs and
     attachments are dropped, then ``max_bytes`` (None: the default) applies to what is left, so a
-    correct notebook with large saved plots is still graded. Files over ``HARD_MAX_NOTEBOOK_BYTES``
-    are refused unparsed, and a symbolic link is refused unread. Cells that are not objects or have
-    an unknown type are dropped. Strict schema validation is skipped on purpose: a notebook with a
-    stray field can still be graded.
+    correct notebook with large saved plots is still graded. Files over ``file_limit(max_bytes)``
+    are refused unparsed (see ``check_file``), and a symbolic link is refused unread. Cells that are
+    not objects or have an unknown type are dropped, and so is cell metadata nested deeper than
+    ``MAX_METADATA_DEPTH``. Strict schema validation is skipped on purpose: a notebook with a stray
+    field can still be graded. Parsing holds several times the file in memory: the grader calls
+    this only in a worker, under a memory cap.
     """
     path = Path(path)
     limit = DEFAULT_MAX_NOTEBOOK_BYTES if max_bytes is None else int(max_bytes)
-    data = _read_bytes(path)
+    data = _read_bytes(path, max_bytes)
     if not data or data.isspace():
         raise SubmissionUnreadable("file is empty (0 bytes of JSON)")
     document = _parse(data)
+    del data
     if not isinstance(document, dict) or not isinstance(document.get("nbformat"), int):
         raise SubmissionUnreadable("not a notebook: JSON has no 'nbformat' version")
     if document["nbformat"] < 4:
@@ -344,18 +399,30 @@ def read_submission(path: str | Path, max_bytes: int | None = DEFAULT_MAX_NOTEBO
 
 
 def submission_digest(path: str | Path) -> str:
-    """sha256 (hex) of what a submission is, read as ``read_submission`` reads it; never follows a link.
+    """sha256 (hex) of what a submission is; never follows a link, never holds the file in memory.
 
-    A regular file hashes its bytes (up to the hard cap); a symbolic link hashes its target's name
-    (so a link to ``/dev/zero`` or a classmate's file is never read); anything else hashes to "".
+    A regular file hashes its bytes, read in blocks; a symbolic link hashes its target's name (so a
+    link to ``/dev/zero`` or a classmate's file is never read); anything else (a pipe, a folder)
+    hashes to "".
     """
     path = Path(path)
     try:
         if path.is_symlink():
             return hashlib.sha256(b"symlink:" + os.fsencode(os.readlink(path))).hexdigest()
-        return hashlib.sha256(_read_bytes(path)).hexdigest()
-    except (OSError, SubmissionUnreadable):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
         return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        digest = hashlib.sha256()
+        while block := os.read(fd, 1 << 20):
+            digest.update(block)
+        return digest.hexdigest()
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def _json_size(nb: NotebookNode) -> int:
@@ -365,8 +432,8 @@ def _json_size(nb: NotebookNode) -> int:
         return len(json.dumps(nb).encode("utf-8", "surrogatepass"))
 
 
-def _read_bytes(path: Path) -> bytes:
-    """The file's bytes, refusing links (atomically, where the OS can) and files beyond the hard cap."""
+def _read_bytes(path: Path, max_bytes: int | None = DEFAULT_MAX_NOTEBOOK_BYTES) -> bytes:
+    """The file's bytes, refusing links (atomically, where the OS can) and files over ``file_limit``."""
     try:
         if path.is_symlink():
             raise SubmissionUnreadable(f"is a symbolic link (to {printable_name(os.readlink(path))}); links are "
@@ -376,13 +443,11 @@ def _read_bytes(path: Path) -> bytes:
         raise SubmissionUnreadable(f"cannot read file: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SubmissionUnreadable("not a regular file (a folder, device or pipe)")
-        if info.st_size > HARD_MAX_NOTEBOOK_BYTES:
-            raise SubmissionUnreadable(
-                f"file is {info.st_size / 1e6:,.0f} MB, over the {HARD_MAX_NOTEBOOK_BYTES / 1e6:g} MB read at all")
+        if stat.S_ISREG(info.st_mode) and info.st_size == 0:
+            return b""
+        _refuse_by_stat(info, max_bytes)
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(HARD_MAX_NOTEBOOK_BYTES + 1)
+            return handle.read(file_limit(max_bytes) + 1)
     except OSError as exc:
         raise SubmissionUnreadable(f"cannot read file: {exc.strerror or exc}") from None
     finally:
@@ -407,15 +472,18 @@ def _parse(data: bytes) -> Any:
 
 
 def _upgrade(document: dict[str, Any]) -> dict[str, Any]:
-    """nbformat 3 stored cells in worksheets; let nbformat upgrade it (outputs dropped first)."""
+    """nbformat 3 (and older) kept cells in worksheets; let nbformat upgrade it, saved outputs emptied first
+    (its converter expects a list of outputs on every code cell, and grading never reads them)."""
     for sheet in document.get("worksheets") or []:
         for cell in (sheet.get("cells") or []) if isinstance(sheet, dict) else []:
-            if isinstance(cell, dict):
-                cell.pop("outputs", None)
+            if isinstance(cell, dict) and cell.get("cell_type") == "code":
+                cell["outputs"] = []
     try:
-        return json.loads(nbformat.writes(nbformat.reads(json.dumps(document), as_version=4)))
+        upgraded = nbformat.convert(nbformat.from_dict(document), 4)
     except Exception as exc:
-        raise SubmissionUnreadable(f"not a notebook: cannot upgrade format 3 ({exc})") from None
+        raise SubmissionUnreadable(f"not a notebook: cannot upgrade format {document.get('nbformat')} "
+                                   f"({type(exc).__name__}: {exc})") from None
+    return json.loads(json.dumps(upgraded))
 
 
 _CELL_MAKERS = {"code": new_code_cell, "markdown": new_markdown_cell, "raw": new_raw_cell}
@@ -429,7 +497,32 @@ def _clean_cell(raw: Any) -> NotebookNode | None:
         source = "".join(part for part in source if isinstance(part, str))
     elif not isinstance(source, str):
         source = ""
-    metadata = raw.get("metadata")
-    cell = _CELL_MAKERS[raw["cell_type"]](source=source, metadata=metadata if isinstance(metadata, dict) else {})
+    metadata = _clean_metadata(raw.get("metadata"))
+    cell = _CELL_MAKERS[raw["cell_type"]](source=source, metadata=metadata)
     cell.pop("id", None)  # ids are assigned later, deterministically
     return cell
+
+
+def _clean_metadata(metadata: Any) -> dict[str, Any]:
+    """A cell's metadata, minus what would trip later steps: entries nested deeper than
+    ``MAX_METADATA_DEPTH`` and ``tags`` that are not a list of strings (nbclient reads them)."""
+    if not isinstance(metadata, dict):
+        return {}
+    kept = {key: value for key, value in metadata.items() if isinstance(key, str) and _depth(value) < MAX_METADATA_DEPTH}
+    tags = kept.get("tags")
+    if tags is not None and not (isinstance(tags, list) and all(isinstance(tag, str) for tag in tags)):
+        del kept["tags"]
+    return kept
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (without recursion; stops counting past the limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth > MAX_METADATA_DEPTH:
+                return depth
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest

@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -23,16 +22,17 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from ..process_groups import descendants, kill_all, signal_group
+from . import scratch
 from .exercise import Exercise, load_exercise
 from .notebook_cells import notebook_text
 from .release import release_notebook
 from .sandbox import DEFAULT_MEMORY_MB, SandboxChoice, resolve_sandbox, sandbox_spec
-from .score import EMPTY, INVALID, UNKNOWN_EXERCISE, SubmissionResult, result_from_events, result_without_run
+from .score import INVALID, UNKNOWN_EXERCISE, SubmissionResult, result_from_events, result_without_run
 from .submissions import (
     DEFAULT_MAX_NOTEBOOK_BYTES,
     Submission,
     SubmissionUnreadable,
-    read_submission,
+    check_file,
     student_folder_name,
 )
 
@@ -55,14 +55,17 @@ def grade_one(source: str | Path | Exercise, submission: str | Path, *, student:
               cell_timeout: int = DEFAULT_CELL_TIMEOUT, timeout: float = DEFAULT_NOTEBOOK_TIMEOUT,
               executed_path: str | Path | None = None, max_output_chars: int | None = None,
               sandbox: str | SandboxChoice = "auto", max_notebook_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES,
-              memory_mb: int = DEFAULT_MEMORY_MB) -> SubmissionResult:
+              memory_mb: int = DEFAULT_MEMORY_MB, decoys: bool = True,
+              decoy_seed: int | None = None) -> SubmissionResult:
     """Grade one submitted notebook against a source notebook, in a worker subprocess.
 
     Never raises for a bad submission: the result's ``status`` and ``reason`` say what happened.
     ``sandbox`` (``auto``, ``bwrap``, ``none`` or a resolved :class:`SandboxChoice`) is where the
-    kernel runs, with ``memory_mb`` of data memory (see ``sandbox``); ``--sandbox bwrap`` where
+    kernel runs, with ``memory_mb`` of data memory (see ``sandbox``); ``auto`` or ``bwrap`` where
     bubblewrap cannot run raises ``SandboxUnavailable`` (a ``CliError``). ``max_notebook_bytes``
-    limits the submission once its saved outputs are stripped.
+    limits the submission once its saved outputs are stripped. Each check runs beside its decoy
+    twin (``decoys``), in an order drawn from ``decoy_seed`` (None: the system's randomness; a
+    number only for tests, which need the order known); ``decoys=False`` leaves them out.
     ``student`` defaults to the name of the submission's folder. ``executed_path``, if given,
     receives the executed notebook (outputs capped). Typical use in a test::
 
@@ -74,17 +77,15 @@ def grade_one(source: str | Path | Exercise, submission: str | Path, *, student:
     submission = Path(submission)
     who = student if student is not None else (submission.resolve().parent.name or "unknown")
     started = time.monotonic()
-    # Unreadable and empty files are settled here, without paying for a worker and a kernel. Reading
-    # is plain JSON parsing with a size limit; nothing of the student's runs in this process.
+    # Links, pipes, empty and oversized files are settled here from their size and kind, without reading
+    # a byte. Nothing is parsed in this process: a worker does that, under a memory cap (worker.py).
     try:
-        cells = read_submission(submission, max_notebook_bytes).cells
+        check_file(submission, max_notebook_bytes)
     except SubmissionUnreadable as exc:
         return result_without_run(exercise, who, exercise.name, str(submission), INVALID, str(exc))
-    if not cells:
-        return result_without_run(exercise, who, exercise.name, str(submission), EMPTY, "the notebook has no cells")
-    job_dir = Path(tempfile.mkdtemp(prefix="edumatcher-grade-job-"))
+    job_dir = scratch.new_folder("job-")
     # The kernel's cwd is a separate folder, so the worker's event file is not next to student code.
-    run_dir = Path(tempfile.mkdtemp(prefix="edumatcher-grade-run-"))
+    run_dir = scratch.new_folder("run-")
     try:
         events_path = job_dir / "events.jsonl"
         job = {
@@ -95,9 +96,11 @@ def grade_one(source: str | Path | Exercise, submission: str | Path, *, student:
             "cell_timeout": int(cell_timeout),
             "executed_path": str(Path(executed_path).resolve()) if executed_path else None,
             "max_output_chars": max_output_chars,
-            "sandbox": sandbox_spec(choice, memory_mb=memory_mb),
+            "sandbox": sandbox_spec(choice, memory_mb=memory_mb, scratch=str(scratch.run_folder())),
             "supervisor_pid": os.getpid(),  # the worker dies with this process (worker._die_with_supervisor)
             "max_notebook_bytes": max_notebook_bytes,
+            "decoys": bool(decoys),
+            "decoy_seed": decoy_seed,
         }
         job_path = job_dir / "job.json"
         job_path.write_text(json.dumps(job), encoding="utf-8")
@@ -214,11 +217,12 @@ def grade_submissions(
     sandbox: str | SandboxChoice = "auto",
     max_notebook_bytes: int = DEFAULT_MAX_NOTEBOOK_BYTES,
     memory_mb: int = DEFAULT_MEMORY_MB,
+    decoy_seed: int | None = None,
 ) -> list[SubmissionResult]:
     """Grade many submissions, ``jobs`` workers at a time; return one result per submission, in input order.
 
-    ``sandbox``, ``max_notebook_bytes`` and ``memory_mb`` are as in :func:`grade_one`; the sandbox
-    is resolved once, before anything runs (``bwrap`` where it cannot run raises ``SandboxUnavailable``).
+    ``sandbox``, ``max_notebook_bytes``, ``memory_mb`` and ``decoy_seed`` are as in :func:`grade_one`;
+    the sandbox is resolved once, before anything runs (where it cannot run: ``SandboxUnavailable``).
 
     A submission named for no exercise gets an ``unknown-exercise`` row without running. Any
     failure while grading one submission becomes an ``error`` row; the others carry on.
@@ -228,6 +232,7 @@ def grade_submissions(
     choice = sandbox if isinstance(sandbox, SandboxChoice) else resolve_sandbox(sandbox)
     results: list[SubmissionResult | None] = [None] * len(items)
     _stopping.clear()
+    scratch.remove_stale()  # what a grader killed outright (kill -9) left in the temporary folder
 
     # Decided up front, in order, so two submissions of one student and exercise never share a file.
     executed_paths: list[Path | None] = []
@@ -253,7 +258,7 @@ def grade_submissions(
         try:
             return grade_one(exercise, item.path, student=item.student, cell_timeout=cell_timeout,
                              timeout=timeout, executed_path=executed_paths[index], sandbox=choice,
-                             max_notebook_bytes=max_notebook_bytes, memory_mb=memory_mb)
+                             max_notebook_bytes=max_notebook_bytes, memory_mb=memory_mb, decoy_seed=decoy_seed)
         except Exception as exc:
             return result_without_run(exercise, item.student, item.exercise, str(item.path), "error",
                                       f"grader failed: {type(exc).__name__}: {exc}")
@@ -271,6 +276,7 @@ def grade_submissions(
         kill_all_workers()
         raise
     pool.shutdown(wait=True)
+    scratch.remove_if_empty()
     return [r for r in results if r is not None]
 
 

@@ -7,6 +7,8 @@ line, flushed as soon as it is known, so a worker killed halfway still leaves th
 * ``{"event": "note", "text": ...}`` - something the student should read in the feedback
 * ``{"event": "kernel", "pid": N}`` - the kernel started (its process group is N)
 * ``{"event": "check", "grade_id": ..., "passed": bool, "message": ...}`` - one check scored
+* ``{"event": "decoy", "grade_id": ..., "passed": bool, "what": ...}`` - a check's twin ran (``decoys``):
+  ``passed`` true is evidence of tampering
 * ``{"event": "status", "status": ..., "reason": ...}`` - the run ended abnormally (see ``score``)
 * ``{"event": "executed", "path": ...}`` - the executed notebook was saved
 * ``{"event": "done"}`` - the worker finished normally
@@ -15,10 +17,13 @@ line, flushed as soon as it is known, so a worker killed halfway still leaves th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import random
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +32,9 @@ from .startup import avoid_slow_imports
 avoid_slow_imports()  # before nbformat is first imported, below
 
 # isort: split
-from .execute import DEFAULT_MAX_OUTPUT_CHARS, CellOutcome, run_cells  # noqa: E402
+from .check_messages import HiddenText, answer_message, check_message  # noqa: E402
+from .decoys import Decoy, plan_twins  # noqa: E402
+from .execute import DEFAULT_MAX_OUTPUT_CHARS, CellOutcome, Twin, run_cells  # noqa: E402
 from .exercise import load_exercise  # noqa: E402
 from .notebook_cells import notebook_text  # noqa: E402
 from .restore import restore_checks  # noqa: E402
@@ -38,6 +45,9 @@ __all__ = ["EventLog", "grade_in_worker", "main"]
 
 # Failing answer cells are worth telling the student about, but a long list buries the checks.
 _MAX_ANSWER_NOTES = 5
+# Memory the worker may use while it parses the submission (a file within the default limits needs a
+# fraction of it); past it, the file gets an "invalid" row instead of taking the machine's memory.
+_PARSE_MEMORY_BYTES = 2_000_000_000
 
 
 class EventLog:
@@ -59,15 +69,22 @@ class EventLog:
 def grade_in_worker(job: dict[str, Any], log: EventLog) -> None:
     """Grade the submission described by ``job``, reporting to ``log`` (see the module docstring).
 
-    ``job`` keys: ``source``, ``submission``, ``run_dir`` (kernel cwd), ``cell_timeout``,
-    optional ``executed_path`` and ``max_output_chars``.
+    ``job`` keys: ``source``, ``submission``, ``run_dir`` (kernel cwd), ``cell_timeout``, ``sandbox``
+    (``sandbox.sandbox_spec``), optional ``executed_path``, ``max_output_chars``, ``max_notebook_bytes``,
+    ``decoys`` (false: no twins) and ``decoy_seed`` (a test's fixed order; None: the system's randomness).
+    The submission is parsed here, under a memory cap, never in the grader's own process.
     """
     exercise = load_exercise(job["source"])
     try:
-        submission = read_submission(job["submission"],
-                                     max_bytes=job.get("max_notebook_bytes") or DEFAULT_MAX_NOTEBOOK_BYTES)
+        with _memory_cap(_PARSE_MEMORY_BYTES):
+            submission = read_submission(job["submission"],
+                                         max_bytes=job.get("max_notebook_bytes") or DEFAULT_MAX_NOTEBOOK_BYTES)
     except SubmissionUnreadable as exc:
         log.emit(event="status", status=INVALID, reason=str(exc))
+        return
+    except MemoryError:
+        log.emit(event="status", status=INVALID, reason=f"reading the notebook took more than "
+                 f"{_PARSE_MEMORY_BYTES / 1e9:g} GB of memory: not graded")
         return
     if not submission.cells:
         log.emit(event="status", status=EMPTY, reason="the notebook has no cells")
@@ -78,18 +95,29 @@ def grade_in_worker(job: dict[str, Any], log: EventLog) -> None:
     for note in restored.notes:
         log.emit(event="note", text=note)
     roles = restored.cells
+    checks = {index for index, graded in enumerate(roles) if graded.role == "check"}
+    hidden = HiddenText(roles[index].cell.source for index in checks)
+    # A twin per check that has one, run before or after it by a coin toss nothing in the kernel can see.
+    rng = random.Random(job["decoy_seed"]) if job.get("decoy_seed") is not None else random.SystemRandom()
+    planned = plan_twins({index: roles[index].cell.source for index in checks}, rng) if job.get("decoys", True) else {}
+    twins: dict[int, Decoy] = {index: decoy for index, (decoy, _) in planned.items()}
+    order = {index: Twin(decoy.source, first) for index, (decoy, first) in planned.items()}
     answer_notes = 0
 
     def report(outcome: CellOutcome) -> None:
         nonlocal answer_notes
         graded = roles[outcome.index]
         if graded.role == "check":
-            log.emit(event="check", grade_id=graded.grade_id, passed=outcome.status == "ok",
-                     message="" if outcome.status == "ok" else outcome.message)
+            message = "" if outcome.status == "ok" else check_message(
+                outcome.message, outcome.ename, outcome.traceback, graded.cell.source, hidden)
+            log.emit(event="check", grade_id=graded.grade_id, passed=outcome.status == "ok", message=message)
         elif outcome.status != "ok" and answer_notes < _MAX_ANSWER_NOTES:
             answer_notes += 1
             label = f"answer cell {graded.grade_id}" if graded.role == "answer" else f"cell {outcome.index}"
-            log.emit(event="note", text=f"{label} failed: {outcome.message}")
+            log.emit(event="note", text=f"{label} failed: {answer_message(outcome.message, outcome.ename, hidden)}")
+
+    def report_decoy(index: int, passed: bool) -> None:
+        log.emit(event="decoy", grade_id=roles[index].grade_id, passed=passed, what=twins[index].what)
 
     stopped = asyncio.run(run_cells(
         restored.notebook,
@@ -99,7 +127,9 @@ def grade_in_worker(job: dict[str, Any], log: EventLog) -> None:
         on_kernel_started=lambda pid: log.emit(event="kernel", pid=pid),
         max_output_chars=int(job.get("max_output_chars") or DEFAULT_MAX_OUTPUT_CHARS),
         sandbox=job.get("sandbox"),
-        checks={index for index, graded in enumerate(roles) if graded.role == "check"},
+        checks=checks,
+        decoys=order,
+        on_decoy=report_decoy,
     ))
     if stopped is not None:
         where = _describe_cell(roles[stopped.index], stopped.index)
@@ -113,6 +143,29 @@ def grade_in_worker(job: dict[str, Any], log: EventLog) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(notebook_text(restored.notebook).encode("utf-8"))
         log.emit(event="executed", path=str(target))
+
+
+@contextlib.contextmanager
+def _memory_cap(limit: int) -> Iterator[None]:
+    """Lower this process's soft ``RLIMIT_DATA`` to ``limit`` bytes (above what it uses) while the block
+    runs: an allocation past it raises ``MemoryError``. Put back after, since the soft limit can rise to
+    the hard one again (the kernel's own limits are set by its launcher). No-op where rlimits do not exist."""
+    try:
+        import resource
+    except ImportError:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    wanted = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_DATA, (wanted, hard))
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
 def _describe_cell(graded: Any, index: int) -> str:

@@ -15,11 +15,20 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ._measurement import Measurement
 
-__all__ = ["format_seconds", "format_rate", "MeasurementTable", "table"]
+__all__ = ["format_seconds", "format_rate", "format_ratio", "format_interval", "MeasurementTable", "table"]
+
+
+def _round3(value: float) -> float:
+    """``value`` rounded to three significant digits, so a unit is chosen for what will be printed.
+
+    Without it 999.96 µs would be printed in µs, as "1.00e+03 µs".
+    """
+    return float(f"{value:.3g}") if value and math.isfinite(value) else value
 
 
 def _sig3(value: float) -> str:
-    """``value`` with three significant digits, trailing zeros kept (``2.50``, ``123``)."""
+    """``value`` with three significant digits, trailing zeros kept (``2.50``, ``123``, ``1,230``)."""
+    value = _round3(value)
     if value >= 1000:
         return f"{value:,.0f}"
     text = f"{value:#.3g}"
@@ -31,10 +40,12 @@ def format_seconds(seconds: float) -> str:
 
     >>> format_seconds(1.5e-7), format_seconds(2.346e-5), format_seconds(0.0123), format_seconds(2.0)
     ('150 ns', '23.5 µs', '12.3 ms', '2.00 s')
+    >>> format_seconds(0.0009999), format_seconds(9.9996e-7), format_seconds(0.0)
+    ('1.00 ms', '1.00 µs', '0.00 ns')
     """
     if seconds != seconds or seconds in (math.inf, -math.inf):
         return str(seconds)
-    magnitude = abs(seconds)
+    magnitude = _round3(abs(seconds))
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
         if magnitude >= scale:
             return f"{'-' if seconds < 0 else ''}{_sig3(magnitude / scale)} {unit}"
@@ -44,13 +55,70 @@ def format_seconds(seconds: float) -> str:
 def format_rate(per_second: float, unit: str = "ops/s") -> str:
     """Format a throughput with an SI prefix and three significant digits.
 
-    >>> format_rate(312_450), format_rate(1_234_567), format_rate(87.26)
-    ('312 k ops/s', '1.23 M ops/s', '87.3 ops/s')
+    >>> format_rate(312_450), format_rate(1_234_567), format_rate(87.26), format_rate(999_960)
+    ('312 k ops/s', '1.23 M ops/s', '87.3 ops/s', '1.00 M ops/s')
     """
+    per_second = _round3(per_second)
     for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if per_second >= scale:
             return f"{_sig3(per_second / scale)} {prefix} {unit}"
     return f"{_sig3(per_second)} {unit}"
+
+
+def format_ratio(ratio: float, interval: tuple[float, float] | None = None) -> str:
+    """A ratio with as many digits as its interval supports (at most 3 significant), without the "x".
+
+    The last digit printed is the first one the interval leaves uncertain, so
+    "19599.87" becomes "19,600" and a ratio known to ±0.3 keeps one decimal.
+    Without an interval: three significant digits.
+
+    >>> format_ratio(19599.87, (18_700.0, 20_400.0)), format_ratio(14.27, (13.9, 14.6)), format_ratio(1.073, (1.05, 1.09))
+    ('19,600', '14.3', '1.07')
+    >>> format_ratio(2.346), format_ratio(1.5, (1.2, 1.9)), format_ratio(0.0123, (0.012, 0.0126))
+    ('2.35', '1.5', '0.0123')
+    """
+    if not math.isfinite(ratio) or ratio <= 0:
+        return str(ratio)
+    digits = 3
+    if interval is not None and all(math.isfinite(x) for x in interval):
+        half = (interval[1] - interval[0]) / 2
+        if half > 0:
+            # significant digits up to (and including) the interval's half-width's leading digit
+            digits = max(1, min(3, math.floor(math.log10(ratio)) - math.floor(math.log10(half)) + 1))
+            if ratio < 10:
+                digits = max(digits, 2)  # "1.1x" not "1x": a ratio near 1 needs its first decimal
+    value = float(f"{ratio:.{digits}g}")
+    if value >= 100:
+        return f"{value:,.0f}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(value)))
+    return f"{value:.{decimals}f}"
+
+
+def format_interval(interval: tuple[float, float], marks: Sequence[float] = (1.0,)) -> str:
+    """"low–high" with two decimals, more where fewer would put a bound on the other side of a mark.
+
+    A verdict says which side of 1 (and of the negligible band's edges) the interval
+    lies on; the printed bounds must agree with it. "1.03x slower (CI 1.00–1.05)"
+    reads as touching 1 when the low end was 1.004: printed here as "1.004–1.05".
+
+    >>> format_interval((1.004, 1.052)), format_interval((1.2, 1.3)), format_interval((0.9996, 1.0004))
+    ('1.004–1.05', '1.20–1.30', '0.9996–1.0004')
+    >>> format_interval((189.6, 209.48)), format_interval((13.94, 14.61))
+    ('190–209', '13.9–14.6')
+    """
+    def one(x: float) -> str:
+        if not math.isfinite(x):
+            return str(x)
+        if abs(x) >= 100:  # three significant digits are plenty, and no mark is near
+            return f"{x:,.0f}"
+        for decimals in range(1 if abs(x) >= 10 else 2, 7):
+            text = f"{x:.{decimals}f}"
+            shown = float(text)
+            if all((shown > m) == (x > m) and (shown < m) == (x < m) for m in marks):
+                return text
+        return f"{x:.6f}"
+
+    return f"{one(interval[0])}–{one(interval[1])}"
 
 
 def _percent(fraction: float) -> str:

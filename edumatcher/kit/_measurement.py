@@ -51,7 +51,7 @@ def bimodal_split(samples: Sequence[float]) -> tuple[list[float], list[float]] |
     The detector is deliberately conservative (a false alarm teaches people to
     ignore warnings). Sort the samples and consider each place where they could
     be cut into a low and a high group, each holding at least
-    ``max(2, ceil(n / 5))`` samples. Take the cut with the largest gap between
+    ``max(2, ceil(n / 10))`` samples (a collector that lengthens one sample in ten is worth a warning). Take the cut with the largest gap between
     neighbours. The samples are bimodal when that gap is
 
     * at least ``BIMODAL_GAP_FACTOR`` (3) times the range of the wider group, and
@@ -66,7 +66,7 @@ def bimodal_split(samples: Sequence[float]) -> tuple[list[float], list[float]] |
     """
     xs = sorted(samples)
     n = len(xs)
-    smallest_group = max(2, math.ceil(n / 5))
+    smallest_group = max(2, math.ceil(n / 10))
     if n < 2 * smallest_group:
         return None
     cut = max(range(smallest_group, n - smallest_group + 1), key=lambda i: xs[i] - xs[i - 1])
@@ -103,6 +103,7 @@ class Measurement:
     machine: MachineInfo = field(default_factory=machine)
     interleave_id: int | None = None
     clock: str = "wall time"
+    loop_overhead: float | None = None
     warnings: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -209,8 +210,11 @@ class Measurement:
     # Renderings ---------------------------------------------------------------
 
     def _rows(self) -> list[tuple[str, str]]:
+        overhead = ""
+        if self.loop_overhead is not None:
+            overhead = f" (of which the timing loop: {format_seconds(self.loop_overhead)})"
         rows = [
-            ("median", f"{format_seconds(self.median)} per call"),
+            ("median", f"{format_seconds(self.median)} per call{overhead}"),
             ("min / max", f"{format_seconds(self.min)} / {format_seconds(self.max)}"),
             ("mean ± stdev", f"{format_seconds(self.mean)} ± {format_seconds(self.stdev)}"),
             ("spread", f"{_percent(self.spread)} (max-min)/median; rel. stdev {_percent(self.rel_stdev)}"),
@@ -256,4 +260,5 @@ class Measurement:
             "median": self.median, "min": self.min, "max": self.max, "mean": self.mean, "stdev": self.stdev,
             "spread": self.spread, "rel_stdev": self.rel_stdev, "warnings": list(self.warnings),
             "interpreter": str(self.interpreter), "machine": str(self.machine), "clock": self.clock,
+            "loop_overhead": self.loop_overhead,
         }

@@ -49,10 +49,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from hdrh.histogram import HdrHistogram
+if TYPE_CHECKING:  # numpy and hdrh are imported where used: a worker process that imports the kit needs neither
+    from hdrh.histogram import HdrHistogram
 
 __all__ = [
     "ARRIVALS", "HIGHEST_NS", "SIGNIFICANT_DIGITS", "PERCENTILES", "SLEEP_ABOVE_NS", "NOTE_MAINTENANCE_NS",
@@ -87,6 +87,8 @@ def arrival_offsets(n: int, rate: float, *, kind: str = "poisson", seed: int = 1
     >>> arrival_offsets(3, 1_000.0, seed=5) == arrival_offsets(3, 1_000.0, seed=5)
     True
     """
+    import numpy as np
+
     if n < 0:
         raise ValueError(f"n must be >= 0, not {n!r}")
     if not rate > 0 or rate == float("inf"):
@@ -116,6 +118,8 @@ def histogram(values_ns: Sequence[int]) -> HdrHistogram:
 
     Values below 1 ns count as 1 ns and values above the range as ``HIGHEST_NS``.
     """
+    from hdrh.histogram import HdrHistogram
+
     h = HdrHistogram(1, HIGHEST_NS, SIGNIFICANT_DIGITS)
     record = h.record_value
     for v in values_ns:
@@ -185,6 +189,25 @@ class OpenLoopRun:
     def report(self) -> LatencyReport:
         """Summarise into a ``LatencyReport`` (HDR histograms of response and service time). O(n)."""
         return LatencyReport.of(self)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data (lists of ints), so a run made in a worker process can travel back as JSON. O(n).
+
+        >>> run = OpenLoopRun("x", 10.0, [0, 5], [0, 6], [3, 9], [0, 0], [(1, 2, True)], 7)
+        >>> OpenLoopRun.from_dict(run.as_dict()) == run
+        True
+        """
+        return {"label": self.label, "offered_rate": self.offered_rate, "intended_ns": self.intended_ns,
+                "started_ns": self.started_ns, "completed_ns": self.completed_ns, "gc_ns": self.gc_ns,
+                "maintenance": [list(m) for m in self.maintenance], "origin_ns": self.origin_ns}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OpenLoopRun:
+        """Rebuild a run from ``as_dict``'s output (for example ``run_isolated``'s result). O(n)."""
+        return cls(data["label"], float(data["offered_rate"]), list(data["intended_ns"]), list(data["started_ns"]),
+                   list(data["completed_ns"]), list(data["gc_ns"]),
+                   [(int(a), int(b), bool(idle)) for a, b, idle in data.get("maintenance", [])],
+                   int(data.get("origin_ns", 0)))
 
 
 @dataclass

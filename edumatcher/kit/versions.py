@@ -26,9 +26,9 @@ real paths match, or when they report the same implementation and full version.
 
 The child returns raw samples; every ratio's 95 % confidence interval and its
 outcome (slower / faster / same / undetermined) are computed here with
-``edumatcher.kit`` (paired bootstrap of the ratio of medians over the
-interleaved rounds). An interpreter whose run fails gives one error line and the
-others are still reported.
+``edumatcher.kit`` (the median of the per-round ratios and its distribution-free
+interval; one process per interpreter, so the interval covers that process only).
+An interpreter whose run fails gives one error line and the others are still reported.
 
 >>> parse_py_launcher(" -V:3.12 *        C:\\\\Python312\\\\python.exe\\n -V:3.11          C:\\\\Py 311\\\\python.exe")
 ['C:\\\\Python312\\\\python.exe', 'C:\\\\Py 311\\\\python.exe']
@@ -483,7 +483,7 @@ def _info(result: dict[str, Any]) -> InterpreterInfo:
 
 
 def ratio_of(figure: dict[str, Any], info: InterpreterInfo | None = None) -> Comparison | None:
-    """The ``Comparison`` of a pair figure (paired bootstrap over its rounds); None for other kinds."""
+    """The ``Comparison`` of a pair figure (per-round ratios of its interleaved rounds); None for other kinds."""
     if figure.get("kind") != "pair":
         return None
     labels = figure.get("labels", ["a", "b"])
@@ -493,7 +493,7 @@ def ratio_of(figure: dict[str, Any], info: InterpreterInfo | None = None) -> Com
         extra["interpreter"] = info
     a = Measurement.from_samples(figure["a"], label=labels[0], number=numbers[0], **extra)
     b = Measurement.from_samples(figure["b"], label=labels[1], number=numbers[1], **extra)
-    from ._compare import Comparison  # numpy and SciPy load only when a report is analysed, not for --help
+    from ._compare import Comparison
 
     return Comparison(a, b, paired=True, rounds=len(figure["a"]), stop_reason=figure.get("stop_reason", ""))
 

@@ -47,7 +47,7 @@ def restore_gc():
 
 
 def test_calibration_reaches_the_target_roughly():
-    m = measure(lambda: sum(range(200)), target=0.02, label="sum")
+    m = measure(lambda: sum(range(200)), target=0.02, repeat=5, label="sum")
     assert m.number > 1
     assert m.repeat == 5 and len(m.samples) == 5
     # One sample is number calls; calibration aimed it at >= 20 ms. Wide margin:
@@ -156,7 +156,8 @@ def test_interleave_alternates_and_keeps_prepare_off_the_clock():
         Pass("B", lambda data: data is None),
     ]
     results = interleave(contenders, repeat=5, warmup=1, on_pass=lambda r: order.append((r.label, r.round, r.warmup, r.result)))
-    assert [label for label, *_ in order] == ["A", "B"] * 6
+    # every round holds each contender once, in an order drawn at random
+    assert all(sorted(label for label, *_ in order[i:i + 2]) == ["A", "B"] for i in range(0, 12, 2))
     assert [r for _, r, _, _ in order[::2]] == [-1, 0, 1, 2, 3, 4]
     assert order[0][2] is True and order[2][2] is False
     assert {res for label, _, _, res in order if label == "A"} == {"input-a"}  # run got prepare's value
@@ -276,17 +277,17 @@ def test_compare_names_the_slower_and_the_ratio():
     c = compare(slow, fast)
     assert c.ratio == pytest.approx(2.3)
     assert c.outcome == "slower" and not c.paired
-    assert c.verdict.startswith("slow is 2.30x slower than fast (95 % CI 2.2")
-    assert compare(fast, slow).verdict.startswith("fast is 2.30x faster than slow")
+    assert c.verdict == "slow is 2.30x slower than fast" and "95 % CI 2.2" in c.details()
+    assert compare(fast, slow).verdict == "fast is 2.30x faster than slow"
 
 
 def test_compare_of_overlapping_noisy_samples_is_undetermined():
     a = Measurement.from_samples([1.0, 1.2, 1.1, 1.05, 1.15], label="a")
     b = Measurement.from_samples([1.1, 1.3, 1.2, 1.15, 1.25], label="b")
     c = compare(a, b)
-    assert c.outcome == "undetermined"
-    assert c.verdict.startswith("no difference detectable at this noise: the CI spans 1.0")
-    assert "no difference detectable" in str(c) and "no difference detectable" in c._repr_html_()
+    assert c.outcome == "undetermined" and c.category == "too close to call"
+    assert c.verdict.startswith("too close to call: a against b is 0.92x")
+    assert "too close to call" in str(c) and "too close to call" in c._repr_html_()
 
 
 def test_significance_exact_values():
@@ -349,7 +350,8 @@ def test_html_escapes_labels_and_shows_warnings():
     for rendered in (m._repr_html_(), table([m])._repr_html_(), compare(m, m)._repr_html_()):
         assert "<script>" not in rendered
         assert "&lt;script&gt;" in rendered and "&amp; co" in rendered
-        assert "Do not trust these figures" in rendered
+    assert "Do not trust these figures" in m._repr_html_() and "Do not trust these figures" in table([m])._repr_html_()
+    assert "⚠" in compare(m, m)._repr_html_()  # a comparison's warnings: one line each, above its details
 
 
 def test_table_text_and_html():
@@ -370,7 +372,7 @@ def test_table_text_and_html():
 @pytest.mark.parametrize(
     "seconds, text",
     [(0.0, "0.00 ns"), (4.2e-9, "4.20 ns"), (999e-9, "999 ns"), (1e-6, "1.00 µs"), (0.25, "250 ms"),
-     (3.0, "3.00 s"), (4000.0, "4,000 s")],
+     (3.0, "3.00 s"), (4000.0, "4,000 s"), (0.0009999, "1.00 ms"), (9.9996e-7, "1.00 µs"), (999.6e-9, "1.00 µs")],
 )
 def test_format_seconds(seconds, text):
     assert format_seconds(seconds) == text
@@ -383,4 +385,21 @@ def test_format_rate():
 
 
 def test_limits_are_the_documented_ones():
-    assert (M.MIN_REPEAT, M.SPREAD_LIMIT, M.RSTDEV_LIMIT, M.DEFAULT_TARGET) == (5, 0.5, 0.10, 0.05)
+    assert (M.MIN_REPEAT, M.SPREAD_LIMIT, M.RSTDEV_LIMIT, M.DEFAULT_TARGET, M.REPEAT) == (5, 0.5, 0.10, 0.0005, 31)
+
+
+def test_measure_reads_short_cpu_clock_samples_and_shows_the_loop_overhead():
+    m = measure("d[k]", setup="d = {i: i for i in range(100)}; k = 42")
+    assert m.repeat == M.REPEAT and m.clock == M.TIMER_NAME
+    assert m.min * m.number >= M.SAMPLE_TARGET * 0.25  # calibrated to half a millisecond, not 50 ms
+    assert 0 < m.loop_overhead < m.median * 3
+    assert "of which the timing loop" in str(m)
+    wall = measure("d[k]", setup="d = {1: 1}; k = 1", timer=time.perf_counter)
+    assert wall.clock == "wall time"
+
+
+def test_interleave_times_on_the_cpu_clock():
+    slept = interleave([Pass("sleeps", lambda _: time.sleep(0.01)), Pass("nothing", lambda _: None)], repeat=5)
+    assert slept[0].clock == M.TIMER_NAME
+    if M.TIMER_NAME == "thread CPU time":
+        assert slept[0].max < 0.005  # a sleep costs no CPU time

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from nbformat import writes as nbformat_dumps
 
 from edumatcher.cli import main
 from edumatcher.kit import verdict_check
@@ -24,7 +25,9 @@ from edumatcher.kit.verdict_check import (
     find_chapters,
     format_chapter,
     normalise,
+    record_of,
     run_notebook,
+    verdict_lines,
 )
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "verdicts"
@@ -60,9 +63,10 @@ def _result(*runs: Run) -> ChapterResult:
 
 
 def test_same_words_different_numbers_is_stable() -> None:
-    result = _result(_run("verdict: a is 2.1x slower"), _run("verdict: a is 3.4x slower"))
+    result = _result(_run("verdict: a is 2.1x slower than b"), _run("verdict: a is 3.4x slower than b"))
     assert result.stable
-    assert format_chapter(result) == ["  stable: all 2 runs printed the same 1 verdicts"]
+    assert format_chapter(result) == ["  stable: all 2 runs gave the same 1 verdicts",
+                                      "    verdict 1: verdict: a is <slower> b · slower, 2 of 2 runs"]
 
 
 def test_no_verdicts_is_stable_and_says_so() -> None:
@@ -71,13 +75,62 @@ def test_no_verdicts_is_stable_and_says_so() -> None:
     assert format_chapter(result) == ["  stable, trivially: none of the 2 runs printed a verdict line"]
 
 
-def test_a_flipped_verdict_is_shown_normalised_and_raw() -> None:
-    result = _result(_run("verdict: same", "verdict: a is 2x slower"), _run("verdict: same", "verdict: a is 2x faster"))
+def test_a_flipped_verdict_is_shown_as_records_with_its_flip_count() -> None:
+    same, slower, faster = "verdict: same", "verdict: a is 2x slower than b", "verdict: a is 2x faster than b"
+    result = _result(_run(same, slower), _run(same, faster), _run(same, slower))
     assert not result.stable
     assert result.differing_positions() == [1]
+    assert [t.flips for t in result.tallies()] == [0, 1]
     text = "\n".join(format_chapter(result))
-    assert "verdict 2 differs" in text and "verdict 1 differs" not in text
-    assert "run 1 (cell 1): verdict: a is #x slower" in text and "raw: verdict: a is 2x faster" in text
+    assert "UNSTABLE: 1 of 2 verdicts flipped in 3 runs" in text
+    assert "verdict 2 differs: verdict: a is <slower> b · slower in 2 of 3 runs, FLIPPED in 1" in text
+    assert "run 2 (cell 1): verdict: a is <faster> b · faster" in text and "raw: verdict: a is 2x faster than b" in text
+
+
+def test_numbers_cannot_hide_a_flipped_direction() -> None:
+    """Issue 21's example: the same words, the direction carried by two numbers. Free text says so."""
+    result = _result(_run("verdict: 3.12 ms with the default and 15.91 ms with GcPolicy"),
+                     _run("verdict: 8.23 ms with the default and 7.48 ms with GcPolicy"))
+    assert result.stable  # the text cannot tell: the report must say it is not checked
+    assert "free text" in format_chapter(result)[1] and "not checked" in format_chapter(result)[1]
+    kit_made = _result(_run("verdict: the default is 5.1x faster than GcPolicy"),
+                       _run("verdict: the default is 1.1x slower than GcPolicy"))
+    assert not kit_made.stable
+
+
+def test_records_are_read_from_the_kit_s_rich_output() -> None:
+    import nbformat.v4 as v4
+
+    from edumatcher.kit import Measurement, claim, compare
+
+    slow = Measurement.from_samples([2.0] * 12, label="json")
+    fast = Measurement.from_samples([1.0] * 12, label="orjson")
+    c = compare(slow, fast, key="encode", verb="encodes")
+    bundle = c._repr_mimebundle_()
+    made = claim("rebuilds", "thin out", "rebuilds thin out as the book grows")
+    nb = v4.new_notebook(cells=[v4.new_code_cell(outputs=[
+        v4.new_output("display_data", data=bundle),
+        v4.new_output("execute_result", data=made._repr_mimebundle_()),
+        v4.new_output("stream", name="stdout", text=f"verdict: {c.verdict}\n"),
+    ])])
+    found = verdict_lines(nb)
+    assert [v.record.fixed_form() for v in found] == [
+        "encode · slower · json > orjson", "rebuilds · thin out", "verdict: json encodes <slower> orjson · slower"]
+    assert found[0].raw == "verdict: json encodes 2.00x slower than orjson" and found[0].record.processes == 1
+    assert str(made) == "verdict: rebuilds thin out as the book grows"
+
+
+def test_record_of_reads_the_kit_s_phrases_old_and_new() -> None:
+    assert record_of("verdict: a and b take the same time to within 5 % (ratio 1.01)").category == "same"
+    assert record_of("verdict: no difference detectable at this noise: the CI spans 1.0").category == \
+        "too close to call"
+    assert record_of("verdict: too close to call: a against b is 1.04x").category == "too close to call"
+    assert record_of("verdict: one function dominates this profile").category == ""
+
+
+def test_the_default_run_count_catches_a_ten_percent_flip_rate() -> None:
+    runs = verdict_check.DEFAULT_RUNS
+    assert 1 - 0.9**runs - 0.1**runs >= 0.95 > 1 - 0.9 ** (runs - 1) - 0.1 ** (runs - 1)
 
 
 def test_a_different_number_of_verdicts_is_unstable() -> None:
@@ -140,9 +193,9 @@ def test_real_runs_stable_unstable_and_failing(notebooks: Path, capsys: pytest.C
     chapters = out.split(f"{notebooks}{'/'}")
     stable, unstable, raises = (next(c for c in chapters if c.startswith(f"{n}.ipynb")) for n in
                                 ("stable", "unstable", "raises"))
-    assert "stable: all 2 runs printed the same 2 verdicts" in stable
-    assert "verdict 2 differs:" in unstable and "#x faster than b" in unstable and "#x slower than b" in unstable
-    assert "verdict 1 differs" not in unstable
+    assert "stable: all 2 runs gave the same 2 verdicts" in stable
+    assert "verdict 2 differs:" in unstable and "· faster" in unstable and "· slower" in unstable
+    assert "FLIPPED in 1" in unstable and "verdict 1 differs" not in unstable
     assert "FAILED: cell 2 (raise ValueError(" in raises and "ValueError: the fixture fails on purpose" in raises
     assert "UNSTABLE: 2 of 2 runs failed" in raises
     assert "summary: 1 of 3 stable" in out
@@ -164,3 +217,21 @@ def test_a_stable_chapter_under_a_hog_exits_zero(notebooks: Path, capsys: pytest
 def test_a_cell_that_overruns_fails_its_run(notebooks: Path) -> None:
     run = run_notebook(notebooks / "sleeps.ipynb", timeout=2)
     assert not run.ok and run.error == "cell 1 (import time): timed out after 2 s"
+
+
+def test_a_real_kernel_carries_the_kit_s_records_to_the_check(tmp_path: Path) -> None:
+    import nbformat.v4 as v4
+
+    nb = v4.new_notebook(cells=[
+        v4.new_code_cell("from edumatcher.kit import Measurement, compare, claim\n"
+                         "c = compare(Measurement.from_samples([2.0] * 12, label='json'),\n"
+                         "            Measurement.from_samples([1.0] * 12, label='orjson'), key='encode')\n"
+                         "c"),
+        v4.new_code_cell("claim('rebuilds', 'thin out', 'rebuilds thin out as the book grows')"),
+        v4.new_code_cell("print(c.as_ratio())"),
+    ])
+    path = tmp_path / "records.ipynb"
+    path.write_text(nbformat_dumps(nb), encoding="utf-8")
+    run = run_notebook(path, timeout=60)
+    assert run.ok, run.error
+    assert [v.record.fixed_form() for v in run.verdicts] == ["encode · slower · json > orjson", "rebuilds · thin out"]
