@@ -12,6 +12,9 @@
   this build starts) puts in the figure's ``text/plain``.
 - **Failures.** A chapter whose execution fails stops the build with its file, the number
   of the failing cell, and the error (myst-nb alone names the file only).
+- **Data outputs.** The kit's verdict records (``application/vnd.edumatcher.*`` in an output's
+  bundle) are data for ``check-verdicts``, beside the HTML and text a reader sees: they are left
+  out without the warning myst-nb gives an unknown mimetype (which stays on for any other).
 - **Stale outputs.** jupyter-cache knows a chapter by its code cells; what the chapter prints also
   depends on the ``edumatcher`` package it imports. When the package's source changes, the cache
   is emptied and every page read again, so no page shows what older code printed (and the suite,
@@ -21,6 +24,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging as std_logging
 import re
 import shutil
 from pathlib import Path
@@ -177,7 +181,19 @@ def forget_stale_executions(app: Sphinx, config: Any) -> None:
     stamp.write_text(digest, encoding="utf-8")
 
 
+class _CourseDataOutputs(std_logging.Filter):
+    """Drops myst-nb's "unknown mimetype" warning for the course's own data mimetypes only."""
+
+    PREFIX = "skipping unknown output mime type: application/vnd.edumatcher."
+
+    def filter(self, record: std_logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self.PREFIX)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    # First among each handler's filters: before Sphinx counts the record as a warning.
+    for handler in std_logging.getLogger("sphinx").handlers:
+        handler.filters.insert(0, _CourseDataOutputs())
     app.add_config_value("edumatcher_package_code", "", "env")
     app.connect("config-inited", forget_stale_executions)
     app.add_post_transform(NotebookPictures)
