@@ -1,4 +1,5 @@
-# Two entry points for people: `make lab` (open the course) and `make test` (prove it works).
+# Entry points for people: `make lab` (open the course), `make test` (prove it works) and
+# `make site` (the course as a website, in _build/html).
 # Both create .venv with the Python found as $(PYTHON) (3.10 or newer) on first use.
 PYTHON ?= python3
 VENV := .venv
@@ -12,7 +13,7 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 NBGRADER_VENV := .venv-nbgrader
 NBGRADER_STAMP := $(NBGRADER_VENV)/.installed
 
-.PHONY: lab test test-pythons install nbgrader lint clean
+.PHONY: lab test test-pythons site install nbgrader lint clean
 
 # binder/requirements.txt pins the course's runtime packages for the Python that
 # binder/runtime.txt names; installing under it as a constraint makes the tests run on
@@ -23,7 +24,7 @@ PINS = $(shell $(PYTHON) -c 'import sys; want = open("binder/runtime.txt").read(
 $(STAMP): pyproject.toml binder/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(PINS) -e '.[dev]'
+	$(BIN)/python -m pip install --quiet $(PINS) -e '.[dev,site]'
 	touch $(STAMP)
 
 $(LAB_OVERRIDES): binder/overrides.json $(STAMP)
@@ -53,8 +54,15 @@ test: $(STAMP) $(LAB_OVERRIDES) $(NBGRADER_STAMP)
 test-pythons:
 	bash .ci/notebooks_on_pythons
 
+# The course as a static website in _build/html (open _build/html/index.html; site/README.md says
+# how it is built). Every chapter is executed, through jupyter-cache (_build/.jupyter_cache): a
+# rebuild runs only the chapters whose code changed. A chapter that fails, or any warning, fails it.
+site: $(STAMP)
+	$(BIN)/python -m sphinx -b html -W --keep-going site _build/html
+	@echo "The site is in _build/html: open _build/html/index.html"
+
 lint: $(STAMP)
 	$(BIN)/ruff check edumatcher tests
 
 clean:
-	rm -rf $(VENV) .venv-3.* $(NBGRADER_VENV) .pytest_cache .hypothesis artifacts
+	rm -rf $(VENV) .venv-3.* $(NBGRADER_VENV) .pytest_cache .hypothesis artifacts _build

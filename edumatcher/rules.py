@@ -4,9 +4,11 @@ Both books follow this text: ``OrderBook`` (``book.py``, fast) and ``NaiveBook``
 (``reference.py``, obvious). The differential test holds them to the same answers,
 so any behaviour not written here is a bug in one of them.
 
-Acceptance (``validate_new_order``; a refusal raises ``OrderRejected`` and changes nothing,
-``book.events`` included; ``validate_new_order`` runs before the duplicate-id check)
------------------------------------------------------------------------------------------
+Acceptance
+----------
+``validate_new_order`` checks these; a refusal raises ``OrderRejected`` and changes nothing,
+``book.events`` included; ``validate_new_order`` runs before the duplicate-id check.
+
 * ``id`` and ``owner`` are non-empty ``str``; ``id`` is not live in the book
   (resting or a pending stop): DUPLICATE_ID. Ids of ended orders may be reused.
 * ``symbol`` equals the book's: WRONG_SYMBOL.
@@ -189,9 +191,11 @@ Stops
   the budget of the call that elected them, of a later call or of ``maintain()``.
   With no budget a cascade runs to its end in the call that started it.
 
-Self-match prevention (aggressor and resting order have the same ``owner``, and
-the aggressor's ``smp`` is not NONE; no trade is printed)
-------------------------------------------------------------------------------------
+Self-match prevention
+---------------------
+When the aggressor and a resting order have the same ``owner`` and the aggressor's ``smp``
+is not NONE, no trade is printed; instead:
+
 * CANCEL_NEWEST: cancel the aggressor's remainder; matching stops.
 * CANCEL_OLDEST: cancel the resting order (all of it, hidden part included); go on.
 * CANCEL_BOTH: cancel both; matching stops.

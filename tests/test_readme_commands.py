@@ -1,10 +1,12 @@
-"""The README's Quick start promises two commands; these tests keep that promise from drifting.
+"""The README's Quick start promises three commands; these tests keep that promise from drifting.
 
-The Quick start holds one ``sh`` block with exactly two commands: the first opens the course
-(``make lab``), the second proves it works (``make test``). Here we check that the first is
+The Quick start holds one ``sh`` block with exactly three commands: the first opens the course
+(``make lab``), the second proves it works (``make test``), the third builds the website
+(``make site``). Here we check that the first is
 a Makefile target that starts JupyterLab on ``course/00_start_here.ipynb`` (which exists),
 and that it really serves that chapter when run; and that the second is what CI runs
-(``.ci/run``) and runs the whole suite, browser and Binder tests included. The Makefile is read through ``make -n`` so that its variables are
+(``.ci/run``) and runs the whole suite, browser and Binder tests included; and that the third runs
+Sphinx into ``_build/html``. The Makefile is read through ``make -n`` so that its variables are
 expanded exactly as make expands them.
 """
 
@@ -74,7 +76,7 @@ def make_dry_run(target: str) -> list[str]:
 def commands() -> list[str]:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     found = quick_start_commands(readme)
-    assert len(found) == 2, f"the Quick start should have exactly two commands (open, test), has {found}"
+    assert len(found) == 3, f"the Quick start should have exactly three commands (open, test, site), has {found}"
     return found
 
 
@@ -152,6 +154,15 @@ def test_second_command_runs_the_whole_suite(commands):
         # Deselecting markers or files here would hide the browser and Binder tests from CI.
         assert not re.search(r"\s(-m|-k|--deselect|--ignore)\b", line.split("pytest", 1)[1]), (
             f"`make {target}` narrows the suite: {line}")
+
+
+def test_third_command_builds_the_website(commands):
+    target = shlex.split(commands[2])[1]
+    recipe = make_dry_run(target)
+    builds = [line for line in recipe if re.search(r"-m\s+sphinx\b|\bsphinx-build\b", line)]
+    assert builds, f"`make {target}` does not run Sphinx; it runs:\n" + "\n".join(recipe)
+    assert any("-W" in shlex.split(line) and "_build/html" in shlex.split(line) for line in builds), (
+        f"`make {target}` should build _build/html with warnings as errors: {builds}")
 
 
 def test_ci_script_is_strict_bash():

@@ -43,7 +43,8 @@ The rooms, one job each (pyperf's layout):
 ``load``                       CPU hogs beside a measurement: ``cpu_hog``
 ``traced_memory``              bytes kept and peak bytes: ``bytes_kept``, ``peak_bytes``
 ``verdict_check``              verdict records, ``claim``; ``python -m edumatcher check-verdicts``
-``versions``, ``version_suite``  ``python -m edumatcher versions``: interpreters side by side
+``versions``                   ``python -m edumatcher versions``: interpreters side by side
+``version_suite``              the suite ``versions`` runs in each interpreter (stdlib only)
 ``calibrate_rule``             ``python -m edumatcher.kit.calibrate_rule``: the rule on known effects
 =============================  ===========================================================
 
