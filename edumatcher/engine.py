@@ -573,7 +573,12 @@ class Engine:
         alone and never this leaves the books' outstanding work waiting: stops elected
         but not fired, mass cancels half done (deterministically so).
         """
-        now = self.clock() if idle else self._last_ts
+        if not idle:
+            now = self._last_ts
+        elif self._pending or self._dirty:  # the clock is read only when there is work, as in run
+            now = self.clock()
+        else:
+            now = 0  # unused: nothing to stamp
         if self._pending:
             self.maintain_books(sink, now)
         if self._dirty:

@@ -209,8 +209,11 @@ def test_a_huge_file_is_refused_before_the_grader_reads_it(tmp_path: Path) -> No
     heavy.cells[2].outputs = [new_output("display_data", data={"image/png": "A" * 50_000_000})]
     write(submitted, "bob", nbformat.writes(heavy))
     # The grader's own peak memory, measured in its process: the parsing happens in a worker.
-    probe = ("import json, resource, sys\nfrom edumatcher.cli import main\ncode = main(sys.argv[1:])\n"
-             "print(json.dumps({'maxrss_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}), file=sys.stderr)\n"
+    # VmHWM, not ru_maxrss: after fork and exec, ru_maxrss keeps the forking parent's peak (pytest's,
+    # hundreds of MB late in a full run), where VmHWM is this process's own address space only.
+    probe = ("import json, re, sys\nfrom edumatcher.cli import main\ncode = main(sys.argv[1:])\n"
+             "hwm = int(re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1))\n"
+             "print(json.dumps({'maxrss_kb': hwm}), file=sys.stderr)\n"
              "sys.exit(code)")
     command = [sys.executable, "-c", probe, *grade_command(submitted, out)[3:]]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)

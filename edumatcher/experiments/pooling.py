@@ -83,6 +83,7 @@ def fill(order: Order, order_id: str, side: Side, qty: int, price: int, owner: s
     order.owner, order.smp, order.status = owner, SelfMatch.NONE, OrderStatus.NEW
     order.filled_qty, order.remaining_qty, order.visible_qty = 0, qty, qty
     order.arrival_seq = order.timestamp_ns = 0
+    order.cancel_reason = None
     return order
 
 
@@ -95,7 +96,7 @@ _VALUES: dict[str, Any] = {
     "id": "o1", "symbol": "EDU", "side": Side.BUY, "order_type": OrderType.LIMIT, "tif": TIF.GTC, "qty": 5,
     "price": 10_000, "stop_price": None, "display_qty": None, "owner": "ana", "smp": SelfMatch.NONE,
     "status": OrderStatus.NEW, "filled_qty": 0, "remaining_qty": 5, "visible_qty": 5, "arrival_seq": 1,
-    "timestamp_ns": 0,
+    "timestamp_ns": 0, "cancel_reason": None,
 }
 
 
