@@ -9,7 +9,10 @@ issue lists that had no test of their own.
   itself on each check it sees and swallows only the checks whose twin it will be able to spot,
   leaving alone those whose twin changes a value inside the hidden tests (which it cannot tell from
   its check): it then never passes a twin on any exercise, and earns the points of every check
-  without such a twin.
+  without such a twin. Before: 9/9 undetected on 01_edit_and_reprofile (every twin a contradiction) and
+  on 09_significance_test. Their checks now compare with two expected values inside their hidden
+  tests, so each twin swaps them where the student cannot compare; other exercises stay open (the
+  xfail below, and the figures ``exposed_points`` prints).
 * **The gc + ctypes route** of the issue: the guard's snapshot found through ``gc``, its ``restore``
   replaced with ``ctypes`` (writing the instance dictionary through the C API), never ``sys.modules``.
 * **The lock** reached through another spelling of ``--out`` (a symbolic link to it).
@@ -137,13 +140,18 @@ def exposed_points(path: Path) -> tuple[float, float]:
     return exposed, total
 
 
-EDIT_AND_REPROFILE = real_exercise("edit_and_reprofile")
+# Exercises whose every check has a twin inside its hidden tests (before: 9/9 each to the selective attacker).
+COVERED = ("edit_and_reprofile", "significance_test")
 CASES = {
-    "spot_twins_edit_and_reprofile": (EDIT_AND_REPROFILE, SPOT_TWINS),
-    "selective_edit_and_reprofile": (EDIT_AND_REPROFILE, SELECTIVE),
-    "spot_twins_toy": (TOY, SPOT_TWINS),
-    "gc_ctypes_toy": (TOY, GC_CTYPES),
-    "selective_significance_test": (real_exercise("significance_test"), SELECTIVE),
+    # name: (exercise source, attack, (status, total) expected)
+    "spot_twins_edit_and_reprofile": (real_exercise("edit_and_reprofile"), SPOT_TWINS, ("tampered", 0)),
+    "selective_edit_and_reprofile": (real_exercise("edit_and_reprofile"), SELECTIVE, ("graded", 0)),
+    "spot_twins_significance_test": (real_exercise("significance_test"), SPOT_TWINS, ("tampered", 0)),
+    "selective_significance_test": (real_exercise("significance_test"), SELECTIVE, ("graded", 0)),
+    "spot_twins_toy": (TOY, SPOT_TWINS, ("tampered", 0)),
+    "gc_ctypes_toy": (TOY, GC_CTYPES, ("tampered", 0)),
+    # Open: an exercise whose checks have no twin inside their hidden tests (9 of 9 points exposed).
+    "selective_stale_reference": (real_exercise("stale_reference"), SELECTIVE, ("graded", 0)),
 }
 
 
@@ -151,7 +159,7 @@ CASES = {
 def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SubmissionResult]:
     root = tmp_path_factory.mktemp("attacks")
     results = {}
-    for name, (source, code) in CASES.items():
+    for name, (source, code, _) in CASES.items():
         path = root / name / f"{source.stem}.ipynb"
         path.parent.mkdir()
         path.write_text(notebook_text(attack(source, code)), encoding="utf-8")
@@ -160,29 +168,30 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SubmissionResu
     return results
 
 
-def caught(result: SubmissionResult) -> bool:
-    return result.status == "tampered" or (result.status == "graded" and result.total == 0)
+def check_attack(result: SubmissionResult, expected: tuple[str, float]) -> None:
+    assert (result.status, result.total) == expected, (result.status, result.total, result.reason,
+                                                       [(c.grade_id, c.passed) for c in result.checks])
+    if expected[0] == "tampered":
+        assert "decoy" in result.reason and "passed" in result.reason, result.reason
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["spot_twins_edit_and_reprofile", "selective_edit_and_reprofile",
-                                  "spot_twins_toy", "gc_ctypes_toy"])
+@pytest.mark.parametrize("name", [name for name in CASES if name != "selective_stale_reference"])
 def test_an_attacker_who_spots_twins_earns_nothing(graded: dict[str, SubmissionResult], name: str) -> None:
-    result = graded[name]
-    assert caught(result), (result.status, result.total, result.reason, [(c.grade_id, c.passed) for c in result.checks])
+    check_attack(graded[name], CASES[name][2])
 
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="open: checks whose twin is a contradiction, a changed handler or a visible "
                    "change (or that have none) can be swallowed without passing a twin; give each a hidden "
                    "assert X == <literal> (authoring rule 6)")
-def test_the_selective_attacker_earns_nothing_on_every_exercise(graded: dict[str, SubmissionResult]) -> None:
-    result = graded["selective_significance_test"]
-    assert caught(result), (result.status, result.total, [(c.grade_id, c.passed) for c in result.checks])
+def test_the_selective_attacker_earns_nothing_where_twins_can_be_spotted(graded: dict[str, SubmissionResult]) -> None:
+    check_attack(graded["selective_stale_reference"], CASES["selective_stale_reference"][2])
 
 
-def test_every_check_of_edit_and_reprofile_has_a_twin_in_its_hidden_tests() -> None:
-    exposed, total = exposed_points(EDIT_AND_REPROFILE)
+@pytest.mark.parametrize("topic", COVERED)
+def test_every_check_has_a_twin_in_its_hidden_tests(topic: str) -> None:
+    exposed, total = exposed_points(real_exercise(topic))
     assert exposed == 0 and total > 0, (exposed, total)
 
 
