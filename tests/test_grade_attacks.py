@@ -10,9 +10,10 @@ issue lists that had no test of their own.
   leaving alone those whose twin changes a value inside the hidden tests (which it cannot tell from
   its check): it then never passes a twin on any exercise, and earns the points of every check
   without such a twin. Before: 9/9 undetected on 01_edit_and_reprofile (every twin a contradiction) and
-  on 09_significance_test. Their checks now compare with two expected values inside their hidden
-  tests, so each twin swaps them where the student cannot compare; other exercises stay open (the
-  xfail below, and the figures ``exposed_points`` prints).
+  on 09_significance_test, and points on the other exercises the issue names. Their checks now
+  compare with two expected values inside their hidden tests, so each twin swaps them where the
+  student cannot compare; other exercises stay open (the xfail below, and the figures
+  ``exposed_points`` prints).
 * **The gc + ctypes route** of the issue: the guard's snapshot found through ``gc``, its ``restore``
   replaced with ``ctypes`` (writing the instance dictionary through the C API), never ``sys.modules``.
 * **The lock** reached through another spelling of ``--out`` (a symbolic link to it).
@@ -27,7 +28,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from test_grade_tamper import _COMPROMISE, CELL_TIMEOUT, NOTEBOOK_TIMEOUT, submission
-from toy_submissions import REAL_SOURCES, SANDBOX, TOY, real_exercise
+from toy_submissions import ISSUE_25_TOPICS, REAL_SOURCES, SANDBOX, TOY, real_exercise
 
 from edumatcher.grading import SubmissionResult, grade_one, load_exercise, notebook_text, release_notebook
 from edumatcher.grading.decoys import decoy_for
@@ -140,14 +141,14 @@ def exposed_points(path: Path) -> tuple[float, float]:
     return exposed, total
 
 
-# Exercises whose every check has a twin inside its hidden tests (before: 9/9 each to the selective attacker).
-COVERED = ("edit_and_reprofile", "significance_test")
+# Exercises whose every check has a twin inside its hidden tests (before, the selective attacker earned 9/9 on
+# 01_edit_and_reprofile and 09_significance_test, 3/5 on 01_next_one_percent, 4/7 on 02_exact_ticks and 8/10 on
+# 06_masked_ring, undetected).
+COVERED = ("edit_and_reprofile", *ISSUE_25_TOPICS)
 CASES = {
     # name: (exercise source, attack, (status, total) expected)
-    "spot_twins_edit_and_reprofile": (real_exercise("edit_and_reprofile"), SPOT_TWINS, ("tampered", 0)),
-    "selective_edit_and_reprofile": (real_exercise("edit_and_reprofile"), SELECTIVE, ("graded", 0)),
-    "spot_twins_significance_test": (real_exercise("significance_test"), SPOT_TWINS, ("tampered", 0)),
-    "selective_significance_test": (real_exercise("significance_test"), SELECTIVE, ("graded", 0)),
+    **{f"spot_twins_{topic}": (real_exercise(topic), SPOT_TWINS, ("tampered", 0)) for topic in COVERED},
+    **{f"selective_{topic}": (real_exercise(topic), SELECTIVE, ("graded", 0)) for topic in COVERED},
     "spot_twins_toy": (TOY, SPOT_TWINS, ("tampered", 0)),
     "gc_ctypes_toy": (TOY, GC_CTYPES, ("tampered", 0)),
     # Open: an exercise whose checks have no twin inside their hidden tests (9 of 9 points exposed).
