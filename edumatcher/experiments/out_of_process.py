@@ -8,7 +8,9 @@ samples from one process vary less than samples from several; pyperf's workers
 put that between-process variation *into* the spread instead of hiding it.
 ``pyperf_timeit`` runs it as a subprocess and reads its JSON back with
 ``pyperf.Benchmark.load``; ``PyperfResult`` keeps each worker's values apart, so
-the chapter can show the spread within a worker beside the spread between workers.
+the chapter can set the spread of the workers' means against ``within / sqrt(n)``,
+what the means of ``n`` values spread by when processes differ in nothing
+(``process_spread``, a one-way analysis of variance).
 
 **py-spy** is a *sampling* profiler written in Rust: it reads another process's
 memory a few hundred times a second and records the Python stack it finds, so

@@ -186,9 +186,9 @@ class SharesCompared:
                 f"with C functions folded into their callers, {folded:.0f}.")
         if folded < shown:
             return (head + f" Folding closes {shown - folded:.0f} of them: that part was structural. The rest is "
-                    f"cProfile's per-call cost, plus py-spy's sampling noise over {self.samples:,} samples.")
-        return head + (" Folding does not bring them closer here: the gap is cProfile's per-call cost "
-                       f"and py-spy's sampling noise over {self.samples:,} samples.")
+                    f"cProfile's per-call cost and noise (py-spy's {self.samples:,} samples, a busy machine's clock).")
+        return head + (" Folding does not bring them closer here: the gap is cProfile's per-call cost and noise "
+                       f"(py-spy's {self.samples:,} samples, a busy machine's clock).")
 
 
 def compare_self_shares(stats: dict[Any, Any], folded: Sequence[str]) -> SharesCompared:
