@@ -112,3 +112,31 @@ def test_profile_beside_seed_pairs_every_quoted_row_with_ours_or_says_none() -> 
     assert sources[0::2] == ["quoted, seed 000, CPython 3.14.10"] * (len(sources) // 2)
     assert all(s.startswith("measured here") for s in sources[1::2])
     assert any("no counterpart" in row[0] for row in table.rows)
+
+
+def test_the_harness_clock_is_left_out_by_module_and_function_and_other_lambdas_stay() -> None:
+    import cProfile
+    import pstats
+
+    from edumatcher.experiments.profiling import HARNESS_FRAMES, is_harness, report_from_stats, without_harness
+
+    payloads = encode_workload(steady_state(200, seed=1))
+    engine = fresh_engine()
+    other = lambda: 1  # noqa: E731 - a lambda that is not the harness's
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for p in payloads:
+        engine.handle(p)
+        other()
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    lambdas = [key for key in stats.stats if key[2] == "<lambda>"]  # type: ignore[attr-defined]
+    clock = [key for key in lambdas if key in HARNESS_FRAMES]
+    assert len(clock) == 1 and stats.stats[clock[0]][0] == len(payloads), "the engine reads its clock once a message"  # type: ignore[attr-defined]
+    assert any(not is_harness(key) for key in lambdas), "a lambda of another module is not the harness"
+    names = [row.function for row in report_from_stats(stats, len(payloads)).rows]
+    assert not any(name.startswith("message_path.py") for name in names), names
+    assert any(name.endswith(" <lambda>") for name in names), "the test's own lambda stays in the report"
+    kept = without_harness(stats.stats, also=("handle",))  # type: ignore[attr-defined]
+    assert clock[0] not in kept and not any(key[2] == "handle" for key in kept)
+    assert any(key[2] == "<lambda>" for key in kept)

@@ -59,3 +59,15 @@ def test_torn_samples_with_no_frame_are_dropped_and_counted() -> None:
     folded, dropped = oop.well_formed_stacks(text)
     assert folded == ("main;handle;submit 12", "main;idle   2")
     assert dropped == 4
+
+
+def test_process_spread_compares_the_means_with_within_over_root_n() -> None:
+    alike = oop.PyperfResult(("python",), ((1.0, 2.0, 3.0), (1.5, 2.5, 2.0), (2.0, 3.0, 1.0)), 1, "")
+    s = alike.process_spread()
+    assert s.expected == pytest.approx(alike.within_worker_stdev / 3 ** 0.5)
+    assert s.between == pytest.approx(alike.between_worker_stdev)
+    assert s.ratio == pytest.approx(s.between / s.expected) and not s.differ and s.p > 0.5
+    apart = oop.PyperfResult(("python",), ((1.0, 1.1, 0.9), (2.0, 2.1, 1.9), (3.0, 3.1, 2.9)), 1, "")
+    assert apart.process_spread().differ and apart.process_spread().p < 0.001
+    with pytest.raises(ValueError, match="equal size"):
+        oop.PyperfResult(("python",), ((1.0, 2.0), (1.0,)), 1, "").process_spread()

@@ -117,3 +117,27 @@ def test_dis_helpers_on_constant_folding_and_loops() -> None:
     assert tools.loop_loads(_total_qty)["LOAD_ATTR"] == 1, "one attribute read inside the loop"
     with pytest.raises(ValueError):
         tools.loop_loads(by_names)
+
+
+def test_c_functions_fold_into_their_python_callers_as_py_spy_sees_them() -> None:
+    from edumatcher.experiments.tools import compare_self_shares, profiler_self_shares
+
+    handle, submit, get = ("/x/engine.py", 257, "handle"), ("/x/book.py", 418, "submit"), ("~", 0, "<method 'get'>")
+    run_all = ("/nb.py", 1, "run_all")
+    stats = {
+        run_all: (1, 1, 0.5, 10.0, {}),
+        handle: (10, 10, 1.0, 4.0, {run_all: (10, 10, 1.0, 4.0)}),
+        submit: (10, 10, 1.0, 2.0, {handle: (10, 10, 1.0, 2.0)}),
+        get: (30, 30, 2.0, 2.0, {handle: (20, 20, 1.0, 1.0), submit: (10, 10, 1.0, 1.0)}),
+    }
+    assert profiler_self_shares(stats, fold_c=False) == {"handle (engine.py:257)": 0.25, "submit (book.py:418)": 0.25,
+                                                         "<method 'get'>": 0.5}
+    assert profiler_self_shares(stats, fold_c=True) == {"handle (engine.py:257)": 0.5, "submit (book.py:418)": 0.5}
+    folded = ["main (m.py:1);run_all (nb.py:1);Engine.handle (x/engine.py:257) 5",
+              "main (m.py:1);run_all (nb.py:1);Engine.handle (x/engine.py:257);OrderBook.submit (x/book.py:418) 5",
+              "main (m.py:1);run_all (nb.py:1);Engine.handle (x/engine.py:257);<lambda> (x/oop.py:9) 3",
+              "main (m.py:1);idle (m.py:5) 7"]
+    c = compare_self_shares(stats, folded)
+    assert c.samples == 10 and c.sampled == {"handle (engine.py:257)": 0.5, "submit (book.py:418)": 0.5}
+    assert c.apart_folded == 0.0 and c.apart_as_shown == pytest.approx(0.5)
+    assert "structural" in c.sentence() and "folded in" in str(c.table())

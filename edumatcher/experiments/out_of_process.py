@@ -8,7 +8,9 @@ samples from one process vary less than samples from several; pyperf's workers
 put that between-process variation *into* the spread instead of hiding it.
 ``pyperf_timeit`` runs it as a subprocess and reads its JSON back with
 ``pyperf.Benchmark.load``; ``PyperfResult`` keeps each worker's values apart, so
-the chapter can show the spread within a worker beside the spread between workers.
+the chapter can set the spread of the workers' means against ``within / sqrt(n)``,
+what the means of ``n`` values spread by when processes differ in nothing
+(``process_spread``, a one-way analysis of variance).
 
 **py-spy** is a *sampling* profiler written in Rust: it reads another process's
 memory a few hundred times a second and records the Python stack it finds, so
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
-    "ENGINE_SETUP", "ENGINE_PASS", "PyperfResult", "pyperf_command", "pyperf_timeit", "load_pyperf",
+    "ENGINE_SETUP", "ENGINE_PASS", "PyperfResult", "ProcessSpread", "pyperf_command", "pyperf_timeit", "load_pyperf",
     "py_spy_path", "py_spy_unavailable", "py_spy_record", "SpyRecord", "well_formed_stacks", "drive_engine",
 ]
 
@@ -107,6 +109,54 @@ class PyperfResult:
         """Standard deviation of the workers' means: the spread only several processes reveal."""
         means = self.worker_means
         return statistics.stdev(means) if len(means) > 1 else 0.0
+
+    def process_spread(self) -> ProcessSpread:
+        """The workers' means set against what their own noise predicts (a one-way analysis of variance).
+
+        Even when processes differ in nothing, the mean of ``n`` values varies by about
+        ``within / sqrt(n)`` from one worker to the next, so the two spreads are compared on
+        that scale: ``F = n * between**2 / within**2`` follows Fisher's F distribution with
+        ``(workers - 1, values - workers)`` degrees of freedom when the processes are alike.
+        ``p`` is the chance of an ``F`` this large from alike processes; below 0.05 is the
+        5 % level pyperf's ``compare_to`` uses for its own test (Student's t, two benchmarks).
+        Needs two or more workers with the same number (at least two) of values each.
+        """
+        sizes = {len(run) for run in self.runs}
+        if len(self.runs) < 2 or len(sizes) != 1 or min(sizes) < 2:
+            raise ValueError(f"needs two or more workers of equal size (>= 2 values); got sizes {[len(r) for r in self.runs]}")
+        from scipy.stats import f as fisher  # imported here: the py-spy child imports this module
+
+        n = sizes.pop()
+        within, between = self.within_worker_stdev, self.between_worker_stdev
+        expected = within / n ** 0.5
+        ratio = between / expected if expected > 0 else float("inf")
+        f_value = ratio ** 2
+        p = float(fisher.sf(f_value, len(self.runs) - 1, len(self.values) - len(self.runs))) if expected > 0 else 0.0
+        return ProcessSpread(between, expected, f_value, p)
+
+
+@dataclass(frozen=True)
+class ProcessSpread:
+    """How far apart pyperf's workers are, against how far their own noise would put them (``process_spread``)."""
+
+    between: float
+    """Standard deviation of the workers' means (seconds)."""
+    expected: float
+    """``within / sqrt(values per worker)``: what ``between`` comes to, on average, when processes differ in nothing."""
+    f: float
+    """``(between / expected) ** 2``: the analysis of variance's F."""
+    p: float
+    """The chance of an F at least this large were the processes alike."""
+
+    @property
+    def ratio(self) -> float:
+        """``between / expected``: about 1 for alike processes, well above 1 when the processes differ."""
+        return self.f ** 0.5
+
+    @property
+    def differ(self) -> bool:
+        """Whether the workers differ beyond their noise at the 5 % level (``p < 0.05``)."""
+        return self.p < 0.05
 
 
 def pyperf_command(setup: str, statements: Sequence[str], output: str, *, processes: int = 4, values: int = 3,

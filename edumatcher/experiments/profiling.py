@@ -24,15 +24,17 @@ import cProfile
 import html
 import os
 import pstats
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import CodeType
+from typing import TypeVar
 
 from .message_path import fresh_engine
 from .side_by_side import QUOTED_000, SideBySide, measured_here, side_by_side
 
 __all__ = [
     "ProfileRow", "ProfileReport", "profile_message_path", "report_from_stats", "function_label", "ONE_PERCENT",
-    "SEED_PROFILE", "profile_beside_seed", "HARNESS_FUNCTIONS",
+    "SEED_PROFILE", "profile_beside_seed", "HARNESS_FUNCTIONS", "HARNESS_FRAMES", "is_harness", "without_harness",
 ]
 
 ONE_PERCENT = 0.01
@@ -144,6 +146,20 @@ HARNESS_FUNCTIONS = frozenset({"_run_all", "<module>", "<method 'disable' of '_l
 of ``profile_message_path``, a loop written at the top level of a notebook cell or script
 (``<module>``) between ``enable()`` and ``disable()``, and the profiler's own switch-off call."""
 
+Key = tuple[str, int, str]
+_V = TypeVar("_V")
+
+
+def _key(code: CodeType) -> Key:
+    # cProfile names a Python function by its code object: (co_filename, co_firstlineno, co_name).
+    return (code.co_filename, code.co_firstlineno, code.co_name)
+
+
+def _clock_code() -> CodeType:
+    # The constant clock ``fresh_engine`` hands every engine (``lambda: 1``), found in its code
+    # rather than by file name and line, so the key follows the module wherever it lives.
+    return next(c for c in fresh_engine.__code__.co_consts if isinstance(c, CodeType) and c.co_name == "<lambda>")
+
 
 def _run_all(engine: object, payloads: Sequence[bytes]) -> None:
     handle = engine.handle  # type: ignore[attr-defined]
@@ -151,21 +167,50 @@ def _run_all(engine: object, payloads: Sequence[bytes]) -> None:
         handle(payload)
 
 
+HARNESS_FRAMES: frozenset[Key] = frozenset({_key(_clock_code()), _key(_run_all.__code__)})
+"""pstats keys ``(file, line, function)`` of the harness's own Python functions, matched by module
+*and* function: the stand-in clock of ``message_path.fresh_engine`` (a ``lambda`` the engine calls once
+per message; its own time is the profiler's per-call cost plus whatever preemption lands in it, a
+measuring artefact) and ``profile_message_path``'s driver loop. Another module's ``<lambda>`` is kept."""
+
+
+def is_harness(key: Key, leave_out: Collection[str | Key] = HARNESS_FUNCTIONS | HARNESS_FRAMES) -> bool:
+    """Whether the pstats ``key`` is the harness's: its whole key, or its function name, is in ``leave_out``.
+
+    >>> is_harness(("~", 0, "<method 'disable' of '_lsprof.Profiler' objects>"))
+    True
+    >>> is_harness(_key(_clock_code())), is_harness(("/x/edumatcher/engine.py", 1, "<lambda>"))
+    (True, False)
+    """
+    return key in leave_out or key[2] in leave_out
+
+
+def without_harness(stats: Mapping[Key, _V], also: Iterable[str] = ()) -> dict[Key, _V]:
+    """A ``pstats.Stats(...).stats`` mapping without the harness's entries (``is_harness``). O(functions).
+
+    ``also`` names more functions to leave out, such as a notebook's own driver loop.
+    """
+    leave_out = HARNESS_FUNCTIONS | HARNESS_FRAMES | frozenset(also)
+    return {key: value for key, value in stats.items() if not is_harness(key, leave_out)}
+
+
 def report_from_stats(
-    stats: pstats.Stats, messages: int, *, leave_out: frozenset[str] | set[str] = HARNESS_FUNCTIONS,
+    stats: pstats.Stats, messages: int, *,
+    leave_out: Collection[str | Key] = HARNESS_FUNCTIONS | HARNESS_FRAMES,
 ) -> ProfileReport:
     """Read a ``pstats.Stats`` as a ``ProfileReport``: one row per function, sorted by own time. O(functions).
 
     ``messages`` is how many messages the profiled code handled (for calls per message).
-    Entries whose function name is in ``leave_out`` (the harness: a driver loop, the
-    profiler's ``disable``) are dropped from the rows and from the total. Calls are
-    primitive calls (pstats' ``cc``: a recursive call is not counted again).
+    Entries that ``is_harness`` finds in ``leave_out`` (by function name, or by whole key
+    for the harness's own functions: a driver loop, the stand-in clock, the profiler's
+    ``disable``) are dropped from the rows and from the total. Calls are primitive calls
+    (pstats' ``cc``: a recursive call is not counted again).
     """
     if messages < 1:
         raise ValueError(f"messages must be at least 1, not {messages!r}")
     entries = []
     for key, (primitive_calls, _calls, own, cumulative, _callers) in stats.stats.items():  # type: ignore[attr-defined]
-        if key[2] in leave_out:
+        if is_harness(key, leave_out):
             continue
         entries.append((key, primitive_calls, own, cumulative))
     total = sum(own for _, _, own, _ in entries) or 1e-12

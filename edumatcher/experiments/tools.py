@@ -27,6 +27,7 @@ import io
 import linecache
 import os
 import pstats
+import re
 import sys
 import tracemalloc
 from collections import Counter
@@ -40,7 +41,7 @@ from .side_by_side import SideBySide, side_by_side
 __all__ = [
     "ADAPTIVE_DIS", "pstats_text", "LineRow", "line_rows", "line_table", "AllocationRow", "allocation_rows",
     "allocation_table", "package_filters", "opnames", "specialisations", "dis_text", "folded_frozensets",
-    "loop_loads",
+    "loop_loads", "profiler_self_shares", "sampler_self_shares", "SharesCompared", "compare_self_shares",
 ]
 
 ADAPTIVE_DIS = sys.version_info >= (3, 11)
@@ -68,6 +69,133 @@ def pstats_text(stats: pstats.Stats, sort: str = "tottime", rows: int = 10, *, c
     # pstats opens with blank lines and a "Ordered by" header; keep everything from the header on.
     start = next((i for i, line in enumerate(lines) if line.strip()), 0)
     return "\n".join(line.rstrip() for line in lines[start:]).rstrip()
+
+
+# --- cProfile beside py-spy ----------------------------------------------------------------
+
+_SPY_FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
+
+
+def _where(file: str, line: int | str, name: str) -> str:
+    # One label for a Python function under both tools: py-spy's --function frames carry the
+    # function's first line, as cProfile's keys do; py-spy's qualified name is cut to cProfile's.
+    place = "generated" if file.startswith("<") else file.replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name.rsplit('.', 1)[-1]} ({place}:{line})"
+
+
+def _c_function(key: tuple[str, int, str]) -> bool:
+    return key[0] == "~"  # pstats files built-ins (C functions and methods) under "~"
+
+
+def profiler_self_shares(stats: dict[Any, Any], *, fold_c: bool,
+                         also_leave_out: Sequence[str] = ("run_all", "<lambda>")) -> dict[str, float]:
+    """Own-time shares of a ``pstats.Stats(...).stats`` mapping, the harness left out. O(functions + edges).
+
+    ``fold_c=False``: as pstats shows them, every C function its own entry (labelled by
+    its name). ``fold_c=True``: each C function's own time is added to the Python
+    functions that called it, pair by pair (cProfile records the callee's own time
+    per caller), which is what a sampler without native frames sees. Left out: the
+    harness (``profiling.is_harness``) and functions named in ``also_leave_out`` (a
+    notebook's driver loop, the engines' stand-in clocks).
+    """
+    from .profiling import HARNESS_FRAMES, HARNESS_FUNCTIONS, is_harness
+
+    leave = HARNESS_FUNCTIONS | HARNESS_FRAMES | frozenset(also_leave_out)
+    own: Counter[str] = Counter()
+    for key, (_cc, _nc, tottime, _ct, callers) in stats.items():
+        if is_harness(key, leave):
+            continue
+        if not _c_function(key):
+            own[_where(*key)] += tottime
+        elif not fold_c:
+            own[key[2]] += tottime
+        else:
+            for caller, edge in callers.items():
+                if not is_harness(caller, leave) and not _c_function(caller):
+                    own[_where(*caller)] += edge[2]
+    total = sum(own.values())
+    return {name: t / total for name, t in own.items()} if total > 0 else {}
+
+
+def sampler_self_shares(folded: Sequence[str], under: str = "handle", under_file: str = "engine.py",
+                        also_leave_out: Sequence[str] = ("<lambda>",)) -> tuple[dict[str, float], int]:
+    """Self-sample shares per Python function from py-spy's folded stacks, below the frame ``under``; and the samples.
+
+    A sample's *self* function is its innermost frame; without ``--native`` that is a
+    Python function, charged also for any C function it was running. Only stacks that
+    pass through ``under`` (in a file ending ``under_file``) count; a self function
+    named in ``also_leave_out`` (a stand-in clock) is left out.
+    """
+    counts: Counter[str] = Counter()
+    for line in folded:
+        stack, _, count = line.strip().rpartition(" ")
+        frames = [_SPY_FRAME.match(f) for f in stack.split(";")]
+        if not any(m and m["func"].rsplit(".", 1)[-1] == under and m["file"].endswith(under_file) for m in frames):
+            continue
+        leaf = frames[-1]
+        if leaf is None or leaf["func"].rsplit(".", 1)[-1] in also_leave_out:
+            continue
+        counts[_where(leaf["file"], leaf["line"] or 0, leaf["func"])] += int(count)
+    samples = sum(counts.values())
+    return ({name: c / samples for name, c in counts.items()} if samples else {}), samples
+
+
+def _apart(p: dict[str, float], q: dict[str, float]) -> float:
+    # total variation distance: the share of time the two would have to move to agree
+    return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
+
+
+@dataclass(frozen=True)
+class SharesCompared:
+    """cProfile's own-time shares, as shown and with C callees folded, beside py-spy's self samples."""
+
+    as_shown: dict[str, float]
+    folded: dict[str, float]
+    sampled: dict[str, float]
+    samples: int
+
+    @property
+    def apart_as_shown(self) -> float:
+        """How far apart pstats' shares and py-spy's are: half the sum of their differences (0 = equal, 1 = disjoint)."""
+        return _apart(self.as_shown, self.sampled)
+
+    @property
+    def apart_folded(self) -> float:
+        """The same distance once every C function is folded into its Python caller: like compared with like."""
+        return _apart(self.folded, self.sampled)
+
+    def table(self, top: int = 10) -> SideBySide:
+        """The ``top`` functions by py-spy's share, then the C functions pstats lists on their own."""
+        names = sorted(self.sampled, key=lambda k: -self.sampled[k])[:top]
+        c_names = sorted((k for k in self.as_shown if k not in self.folded), key=lambda k: -self.as_shown[k])[:4]
+
+        def pct(d: dict[str, float], k: str) -> str:
+            return f"{d[k] * 100:.1f} %" if k in d else "—"
+
+        rows = [(k, pct(self.as_shown, k), pct(self.folded, k), pct(self.sampled, k)) for k in names]
+        rows += [(k[:60], pct(self.as_shown, k), "folded in", "folded in") for k in c_names]
+        return side_by_side(["function", "cProfile, as pstats shows it", "cProfile, C folded into callers",
+                             f"py-spy ({self.samples:,} samples)"], rows,
+                            note="Own time for cProfile, self samples for py-spy, below Engine.handle; "
+                                 "the harness (driver loop, stand-in clock) left out.")
+
+    def sentence(self) -> str:
+        """What the two distances say, worded from them."""
+        shown, folded = self.apart_as_shown * 100, self.apart_folded * 100
+        head = (f"cProfile's shares as pstats shows them are {shown:.0f} points apart from py-spy's; "
+                f"with C functions folded into their callers, {folded:.0f}.")
+        if folded < shown:
+            return (head + f" Folding closes {shown - folded:.0f} of them: that part was structural. The rest is "
+                    f"cProfile's per-call cost and noise (py-spy's {self.samples:,} samples, a busy machine's clock).")
+        return head + (" Folding does not bring them closer here: the gap is cProfile's per-call cost and noise "
+                       f"(py-spy's {self.samples:,} samples, a busy machine's clock).")
+
+
+def compare_self_shares(stats: dict[Any, Any], folded: Sequence[str]) -> SharesCompared:
+    """cProfile's ``stats`` (a ``pstats.Stats(...).stats``) beside py-spy's ``folded`` stacks, like with like."""
+    sampled, samples = sampler_self_shares(folded)
+    return SharesCompared(profiler_self_shares(stats, fold_c=False), profiler_self_shares(stats, fold_c=True),
+                          sampled, samples)
 
 
 # --- line_profiler -----------------------------------------------------------------------
