@@ -50,8 +50,8 @@ from ..benchmarks.gc_bench import steady_ops
 from ..engine import Engine
 from ..gc_policy import FREEZE_DELAY_S, GcAction, GcPolicy
 from ..metrics import GcMonitor, nearest_rank
-from ..open_loop import LatencyReport, OpenLoopRun, arrival_offsets, drive
-from ..sinks import DiscardingSink
+from ..open_loop import LatencyReport, OpenLoopRun, arrival_offsets, drive, spin_until
+from ..sinks import END, DiscardingSink
 from ..workloads import SYMBOL, encode_workload, opening_ramp
 
 __all__ = ["STEADY_RATE", "RUSH_ORDERS", "TailRun", "TailSetup", "DictResize", "tail_run", "compare_tails", "dict_resizes",
@@ -100,6 +100,45 @@ class TailRun:
     between_ns: list[int] = field(default_factory=list)
     rush: OpenLoopRun | None = None
     rush_collections: list[tuple[int, int, int]] = field(default_factory=list)
+    stream_collections: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain data (JSON-ready), so a run made in a fresh process travels back (``from_dict``). O(n)."""
+        return {"label": self.label, "latencies_ns": self.latencies_ns, "gc_ns": self.gc_ns,
+                "collections": list(self.collections), "longest_pause_ns": self.longest_pause_ns,
+                "freeze_ns": self.freeze_ns, "actions": self.actions,
+                "run": self.run.as_dict() if self.run is not None else None,
+                "freeze_window": list(self.freeze_window) if self.freeze_window is not None else None,
+                "idle_collections": self.idle_collections, "between_ns": self.between_ns,
+                "rush": self.rush.as_dict() if self.rush is not None else None,
+                "rush_collections": [list(c) for c in self.rush_collections],
+                "stream_collections": [list(c) for c in self.stream_collections]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TailRun:
+        """Rebuild a ``TailRun`` from ``as_dict``'s output. O(n)."""
+        def run(x: dict | None) -> OpenLoopRun | None:
+            return OpenLoopRun.from_dict(x) if x is not None else None
+        window = d.get("freeze_window")
+        return cls(d["label"], list(d["latencies_ns"]), list(d["gc_ns"]), tuple(d["collections"]),
+                   int(d["longest_pause_ns"]), d.get("freeze_ns"), list(d.get("actions", [])), run(d.get("run")),
+                   (int(window[0]), int(window[1])) if window else None, int(d.get("idle_collections", 0)),
+                   list(d.get("between_ns", [])), run(d.get("rush")),
+                   [tuple(c) for c in d.get("rush_collections", [])],
+                   [tuple(c) for c in d.get("stream_collections", [])])
+
+    def full_on_path(self) -> list[tuple[int, int]]:
+        """Full (generation-2) collections of the stream that ran inside a message: ``(start_ns, end_ns)`` on the stream's axis. O(n log n)."""
+        if self.run is None:
+            return []
+        import bisect
+        started, completed = self.run.started_ns, self.run.completed_ns
+        out = []
+        for g, d, end in self.stream_collections:
+            i = bisect.bisect_right(started, end) - 1
+            if g == 2 and i >= 0 and end <= completed[i]:
+                out.append((end - d, end))
+        return out
 
     def rush_pauses(self, generation: int) -> list[int]:
         """Durations (ns) of the rush's collections of ``generation``, in order. O(n)."""
@@ -473,3 +512,137 @@ def tail_verdicts(default: TailRun, policy: TailRun, resizes: list[DictResize]) 
             f"default collector and {policy.latencies_ns[i] / 1e3:,.1f} µs with GcPolicy, against medians of "
             f"{d['p50']:,.1f} and {p['p50']:,.1f} µs.")
     return lines
+
+
+# ------------------------------------------------- the chapter's run: a fresh process, the run loop's own idle rule
+
+POLL_TIMEOUT_NS = 1_000_000
+"""How long the stream's source waits for a message before ``poll()`` returns None (an idle tick): 1 ms.
+
+A network source polled with a timeout (``zmq.Poller.poll(timeout)``, ``selectors``)
+behaves so: ``Engine.run`` ticks the policy as idle only when nothing has arrived
+for that long, not in every gap between two arrivals."""
+
+BUILD_ORDERS = 40_000
+"""Resting orders that keep arriving after the rush (the book still filling): enough
+net new tracked objects that the default collector runs a full collection inside
+the stream on CPython 3.10-3.12 (thresholds 700, 10, 10)."""
+
+
+class ScheduledSource:
+    """An ``Engine.run`` source playing payloads at intended times fixed in advance, and timing each one.
+
+    ``poll()``: if the next message is due, return it; otherwise wait for it up to
+    ``timeout_ns`` and, if it is still not due, return None, so ``Engine.run``
+    ticks as idle only when nothing has arrived for ``timeout_ns``. A message's
+    completion is the next ``poll()`` (its frames sent, the busy tick done), and
+    the collection time between its start and completion is read from ``monitor``.
+    Idle ticks that took ``NOTE_NS`` or more are kept in ``maintenance``; the one
+    that froze (``policy.freezes`` grew) is ``freeze_window``. Call ``start()`` first.
+    """
+
+    NOTE_NS = 10_000
+
+    def __init__(self, payloads: list[bytes], offsets_ns: list[int], *, monitor: GcMonitor,
+                 policy: GcPolicy | None = None, timeout_ns: int = POLL_TIMEOUT_NS, label: str = "",
+                 offered_rate: float = 0.0) -> None:
+        n = len(payloads)
+        self.payloads, self.offsets, self.monitor, self.policy = payloads, offsets_ns, monitor, policy
+        self.timeout_ns, self.label, self.offered_rate = timeout_ns, label, offered_rate
+        self.intended, self.started, self.completed, self.gc_ns = [0] * n, [0] * n, [0] * n, [0] * n
+        self.maintenance: list[tuple[int, int, bool]] = []
+        self.freeze_window: tuple[int, int] | None = None
+        self.idle_ticks = 0
+        self.t0 = 0
+        self._i = 0
+        self._inflight = False
+        self._idle_at = 0
+        self._freezes = 0
+        self._g0 = 0
+
+    def start(self) -> None:
+        """Time zero of the schedule: now."""
+        self.t0 = time.perf_counter_ns()
+
+    def poll(self) -> bytes | None | object:
+        """The next payload once due, None after ``timeout_ns`` of nothing (idle), ``END`` after the last. O(1)."""
+        clock = time.perf_counter_ns
+        now = clock()
+        t0, i = self.t0, self._i
+        if self._inflight:
+            self._inflight = False
+            self.completed[i - 1] = now - t0
+            self.gc_ns[i - 1] = self.monitor.total_ns - self._g0
+        elif self._idle_at:
+            if now - self._idle_at >= self.NOTE_NS:
+                self.maintenance.append((self._idle_at - t0, now - t0, True))
+            if self.policy is not None and self.policy.freezes != self._freezes:
+                self.freeze_window = (self._idle_at - t0, now - t0)
+            self._idle_at = 0
+        if i == len(self.payloads):
+            return END
+        due = t0 + self.offsets[i]
+        if now < due:
+            spin_until(min(due, now + self.timeout_ns))
+            now = clock()
+            if now < due:  # nothing arrived within the timeout: an idle tick
+                self.idle_ticks += 1
+                self._idle_at = now
+                self._freezes = self.policy.freezes if self.policy is not None else 0
+                return None
+        self.intended[i], self.started[i] = due - t0, now - t0
+        self._g0 = self.monitor.total_ns
+        self._i = i + 1
+        self._inflight = True
+        return self.payloads[i]
+
+    def run(self) -> OpenLoopRun:
+        """What was recorded, as an ``OpenLoopRun`` (times in ns from ``start()``)."""
+        n = self._i
+        return OpenLoopRun(self.label, self.offered_rate, self.intended[:n], self.started[:n], self.completed[:n],
+                           self.gc_ns[:n], self.maintenance, self.t0)
+
+
+def stream_payloads(rush_orders: int, build_orders: int, seed: int = 1) -> tuple[list[bytes], list[bytes]]:
+    """The rush (``rush_orders`` resting orders) and the stream: ``build_orders`` more of the same opening ramp. O(n)."""
+    payloads = encode_workload(opening_ramp(rush_orders + build_orders, seed))
+    return payloads[:rush_orders], payloads[rush_orders:]
+
+
+def fresh_tail(use_policy: bool, rush_orders: int = RUSH_ORDERS, build_orders: int = BUILD_ORDERS,
+               rate: float = STEADY_RATE, seed: int = 1, timeout_ns: int = POLL_TIMEOUT_NS) -> dict[str, object]:
+    """One contender, meant for a fresh process (``run_isolated``): the rush, then the stream through ``Engine.run``.
+
+    The rush is played back to back (``drive``, all due at once); then
+    ``Engine.run`` polls a ``ScheduledSource`` (Poisson arrivals at ``rate``, an
+    idle tick after ``timeout_ns`` of nothing). Returns ``TailRun.as_dict()``. O(n).
+    """
+    ramp, stream = stream_payloads(rush_orders, build_orders, seed)
+    offsets = arrival_offsets(len(stream), rate, kind="poisson", seed=seed)
+    with TailSetup(ramp, use_policy=use_policy) as t:
+        t.open(drive(t.handle, ramp, [0] * len(ramp), maintain=t.maintain, gc_monitor=t.monitor, label=t.label))
+        source = ScheduledSource(stream, offsets, monitor=t.monitor, policy=t.policy, timeout_ns=timeout_ns,
+                                 label=t.label, offered_rate=rate)
+        start = len(t.monitor.records())
+        source.start()
+        t.engine.run(source, DiscardingSink())
+        stream_records = t.monitor.records()[start:]
+    run = source.run()
+    tail = t.result(run)
+    tail.freeze_window = source.freeze_window
+    tail.idle_collections = source.idle_ticks
+    tail.stream_collections = [(g, d, end - run.origin_ns) for g, d, end in stream_records]
+    froze = [a for a in (t.policy.log if t.policy is not None else []) if a.action in ("freeze", "forced-freeze")]
+    tail.freeze_ns = froze[0].pause_ns if froze else None
+    # Collections inside a message, by generation; the rest ran at idle ticks (between messages).
+    import bisect
+    on_path = [0, 0, 0]
+    tail.between_ns = []
+    for g, d, end in tail.stream_collections:
+        i = bisect.bisect_right(run.started_ns, end) - 1
+        if i >= 0 and end <= run.completed_ns[i]:
+            on_path[g] += 1
+        else:
+            tail.between_ns.append(d)
+    tail.collections = (on_path[0], on_path[1], on_path[2])
+    return tail.as_dict()
