@@ -54,16 +54,19 @@ from ..open_loop import LatencyReport, OpenLoopRun, arrival_offsets, drive, spin
 from ..sinks import END, DiscardingSink
 from ..workloads import SYMBOL, encode_workload, opening_ramp
 
-__all__ = ["STEADY_RATE", "RUSH_ORDERS", "TailRun", "TailSetup", "DictResize", "tail_run", "compare_tails", "dict_resizes",
+__all__ = ["STEADY_RATE", "RUSH_ORDERS", "BUILD_ORDERS", "POLL_TIMEOUT_NS", "ScheduledSource", "stream_payloads",
+           "fresh_tail", "isolated_tails", "tail_lesson", "TailRun", "TailSetup", "DictResize", "tail_run", "compare_tails", "dict_resizes",
            "tail_payloads", "TRADING_DAY_S", "tail_verdicts", "rush_young_verdict", "resize_verdict", "usable_slots"]
 
 STEADY_RATE = 5_000.0
 """Offered rate of the steady stream, messages per second (Poisson arrivals): a light load for this engine."""
 
-RUSH_ORDERS = 55_000
+RUSH_ORDERS = 70_000
 """Chapter 07's opening rush: enough resting orders that the net count of new tracked
 objects passes ``GcPolicy``'s generation-0 threshold of 50,000 (about 1.03 tracked
-objects per resting order), so the rush shows what that threshold costs."""
+objects per resting order), so the rush shows what that threshold costs, and, with
+``BUILD_ORDERS`` after it, that the default collector's first full collection
+(about 85,000 net new tracked objects at thresholds 700, 10, 10) falls in the stream."""
 
 TRADING_DAY_S = 6.5 * 3600
 """A trading day's continuous session, for scale: 6.5 hours (a US equities session; our choice of example)."""
@@ -523,7 +526,7 @@ A network source polled with a timeout (``zmq.Poller.poll(timeout)``, ``selector
 behaves so: ``Engine.run`` ticks the policy as idle only when nothing has arrived
 for that long, not in every gap between two arrivals."""
 
-BUILD_ORDERS = 40_000
+BUILD_ORDERS = 35_000
 """Resting orders that keep arriving after the rush (the book still filling): enough
 net new tracked objects that the default collector runs a full collection inside
 the stream on CPython 3.10-3.12 (thresholds 700, 10, 10)."""
@@ -646,3 +649,51 @@ def fresh_tail(use_policy: bool, rush_orders: int = RUSH_ORDERS, build_orders: i
             tail.between_ns.append(d)
     tail.collections = (on_path[0], on_path[1], on_path[2])
     return tail.as_dict()
+
+
+def isolated_tails(rush_orders: int = RUSH_ORDERS, build_orders: int = BUILD_ORDERS, *, rate: float = STEADY_RATE,
+                   seed: int = 1, timeout: float = 600.0) -> tuple[TailRun, TailRun]:
+    """``fresh_tail`` for the default collector, then for ``GcPolicy``, each in its own fresh process. O(n).
+
+    A fresh process holds the engine and little else, so the freeze walks the
+    book, not a notebook kernel's objects.
+    """
+    from ..kit import run_isolated
+
+    return tuple(TailRun.from_dict(run_isolated(  # type: ignore[return-value]
+        "edumatcher.experiments.gc_tail:fresh_tail",
+        {"use_policy": p, "rush_orders": rush_orders, "build_orders": build_orders, "rate": rate, "seed": seed},
+        timeout=timeout)) for p in (False, True))
+
+
+LESSON_FACTOR = 2.0
+"""The longest responses must differ by this factor before the lesson says one side won; a
+full collection and a freeze walk about the same objects, so within it they are alike."""
+
+
+def tail_lesson(default: TailRun, policy: TailRun) -> str:
+    """The tail section's one-line verdict, chosen from the two runs' numbers (never fixed in advance). O(n log n).
+
+    Which case holds is decided by what the collector did (a full collection on the
+    message path or not, a freeze or not) and by the longest response times,
+    compared with a factor of ``LESSON_FACTOR``: far outside a busy machine's noise.
+    """
+    full = default.full_on_path()
+    dmax, pmax = max(default.response_ns) / 1e6, max(policy.response_ns) / 1e6
+    freeze = f"{policy.freeze_ns / 1e6:,.0f} ms freeze" if policy.freeze_ns else "no freeze"
+    if not full:
+        return (f"verdict: the default collector ran no full collection in this stream, so GcPolicy bought nothing "
+                f"here and cost its {freeze} (longest response {pmax:,.0f} vs {dmax:,.0f} ms)")
+    pause = max(b - a for a, b in full) / 1e6
+    if policy.freeze_ns is None:
+        return (f"verdict: GcPolicy never froze in this stream, while the default collector ran a {pause:,.0f} ms full "
+                f"collection (longest response {pmax:,.0f} vs {dmax:,.0f} ms)")
+    if pmax * LESSON_FACTOR <= dmax:
+        head = "GcPolicy pays here"
+    elif dmax * LESSON_FACTOR <= pmax:
+        head = "GcPolicy does not pay here"
+    else:
+        head = "GcPolicy moved the pause, not removed it"
+    when = "when idle" if "freeze" in policy.actions else "forced, busy"
+    return (f"verdict: {head}: a {freeze} ({when}) vs a {pause:,.0f} ms full collection in a message; "
+            f"longest response {pmax:,.0f} vs {dmax:,.0f} ms")
