@@ -344,4 +344,10 @@ def test_fresh_tail_round_trips_and_the_lesson_is_worded_from_the_numbers() -> N
     d.stream_collections = [(2, 100_000_000, run.completed_ns[10])]
     run.completed_ns[10] = run.started_ns[10] + 100_000_000
     p.freeze_ns = 90_000_000
-    assert tail_lesson(d, p).startswith("verdict: ") and len(tail_lesson(d, p)) <= 160
+    line = tail_lesson(d, p)
+    assert line.startswith("verdict: GcPolicy moved the pause, not removed it: 90 ms freeze") and len(line) <= 160
+    assert "100 ms full collection in a message" in line
+    p.freeze_ns = 30_000_000  # a third of the full collection: the policy pays
+    assert tail_lesson(d, p).startswith("verdict: GcPolicy pays here")
+    p.freeze_ns = 300_000_000
+    assert tail_lesson(d, p).startswith("verdict: GcPolicy does not pay here")
