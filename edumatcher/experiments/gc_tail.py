@@ -34,6 +34,14 @@ message); ``resize_verdict`` puts their service times beside the median. ``TailS
 apart, so a chapter can show its timed loop (the ``drive`` call) in a cell, and
 ``tail_verdicts`` words the conclusions from the numbers.
 
+Chapter 07 runs ``isolated_tails``: each contender in a fresh process
+(``fresh_tail`` via the kit's ``run_isolated``, so the freeze walks the engine's
+objects, not a notebook kernel's), the stream played through ``Engine.run``
+itself from a ``ScheduledSource`` that returns None (an idle tick) only after
+``POLL_TIMEOUT_NS`` with nothing arriving, and a stream of ``BUILD_ORDERS`` more
+resting orders, so that the default collector's next full collection falls in
+it. ``tail_lesson`` words the outcome from the freeze and that collection.
+
 >>> default, policy = compare_tails(300, 300, rate=20_000.0)
 >>> default.label, policy.label, len(policy.latencies_ns), len(policy.response_ns)
 ('default collector', 'GcPolicy', 300, 300)
