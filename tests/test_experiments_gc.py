@@ -36,6 +36,7 @@ from edumatcher.experiments.opening_memory import ramp_profile
 from edumatcher.figures.gc import rush_timeline
 from edumatcher.gc_policy import SAFETY_THRESHOLDS, startup_freeze_count, unfreeze_to
 from edumatcher.measure import Measurement
+from edumatcher.metrics import GcMonitor
 from edumatcher.open_loop import OpenLoopRun
 
 
@@ -307,3 +308,46 @@ def test_rush_resizes_happen_exactly_at_two_thirds_of_the_table() -> None:
     assert line is not None and line.startswith(f"verdict: rush message {last:,} grew the book's _entries and _live dicts")
     assert "took 2.00 ms of service time" in line and "exactly its usable two thirds" in line
     assert resize_verdict(default, policy, []) is None
+
+
+def test_scheduled_source_ticks_idle_only_after_the_timeout_and_times_every_message() -> None:
+    from edumatcher.experiments.gc_tail import ScheduledSource
+    from edumatcher.sinks import END
+
+    monitor = GcMonitor()
+    # Two messages due at once, then one 30 ms later: the first two never see an idle tick between them.
+    source = ScheduledSource([b"a", b"b", b"c"], [0, 0, 30_000_000], monitor=monitor, timeout_ns=5_000_000)
+    source.start()
+    got = []
+    while (p := source.poll()) is not END:
+        got.append(p)
+    assert got[:2] == [b"a", b"b"] and got[-1] == b"c"
+    idle = got.count(None)
+    assert idle == source.idle_ticks and 1 <= idle <= 6  # about 30 ms / 5 ms of nothing
+    run = source.run()
+    assert run.intended_ns == [0, 0, 30_000_000] and all(c >= s for c, s in zip(run.completed_ns, run.started_ns, strict=True))
+
+
+def test_fresh_tail_round_trips_and_the_lesson_is_worded_from_the_numbers() -> None:
+    from edumatcher.experiments.gc_tail import fresh_tail, tail_lesson
+
+    d = TailRun.from_dict(fresh_tail(False, rush_orders=500, build_orders=300, rate=3_000.0))
+    p = TailRun.from_dict(fresh_tail(True, rush_orders=500, build_orders=300, rate=3_000.0))
+    assert TailRun.from_dict(p.as_dict()) == p
+    assert len(d.response_ns) == len(p.response_ns) == 300
+    assert p.freeze_ns is not None and p.freeze_window is not None and d.freeze_window is None
+    assert d.full_on_path() == []  # 800 orders are far from a full collection's threshold
+    line = tail_lesson(d, p)
+    assert line.startswith("verdict: the default collector ran no full collection") and len(line) <= 160
+    # A default run with a 100 ms full collection inside a message, against a 90 ms freeze: alike, so "moved".
+    run = d.run
+    d.stream_collections = [(2, 100_000_000, run.completed_ns[10])]
+    run.completed_ns[10] = run.started_ns[10] + 100_000_000
+    p.freeze_ns = 90_000_000
+    line = tail_lesson(d, p)
+    assert line.startswith("verdict: GcPolicy moved the pause, not removed it: 90 ms freeze") and len(line) <= 160
+    assert "100 ms full collection in a message" in line
+    p.freeze_ns = 30_000_000  # a third of the full collection: the policy pays
+    assert tail_lesson(d, p).startswith("verdict: GcPolicy pays here")
+    p.freeze_ns = 300_000_000
+    assert tail_lesson(d, p).startswith("verdict: GcPolicy does not pay here")

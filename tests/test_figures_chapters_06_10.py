@@ -20,7 +20,7 @@ from edumatcher.experiments.opening_memory import RampProfile  # noqa: E402
 from edumatcher.experiments.pitfalls import SingleVsMedian  # noqa: E402
 from edumatcher.experiments.pooling import TrackedRow  # noqa: E402
 from edumatcher.experiments.snapshots import PublicationCost, SnapshotCost  # noqa: E402
-from edumatcher.figures.gc import pause_curve, ramp_memory, tail_histograms  # noqa: E402
+from edumatcher.figures.gc import pause_curve, ramp_memory, tail_histograms, tail_timeline  # noqa: E402
 from edumatcher.figures.memory import level_memory_figure  # noqa: E402
 from edumatcher.figures.pooling import tracked_bars  # noqa: E402
 from edumatcher.figures.queues import egress_figure  # noqa: E402
@@ -29,6 +29,7 @@ from edumatcher.figures.runs import before_after, runs_strip, single_vs_median_f
 from edumatcher.figures.sampling import percentile_comparison  # noqa: E402
 from edumatcher.figures.snapshots import snapshot_cost_figure  # noqa: E402
 from edumatcher.measure import Measurement, compare  # noqa: E402
+from edumatcher.open_loop import OpenLoopRun  # noqa: E402
 
 
 def m(seconds: float, label: str = "x", ops: int = 1) -> Measurement:
@@ -84,6 +85,18 @@ def test_gc_figures(figures: list[Figure]) -> None:
     fig = tail_histograms(*runs)
     figures.append(fig)
     assert len(fig.axes) == 2 and "p99 ex GC" in " ".join(t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts())
+    due = [i * 100_000_000 for i in range(100)]  # 10 per second: the 50 ms pause delays no other message
+    default_run = OpenLoopRun("default collector", 1_000.0, due, due, [t + (50_000_000 if i == 40 else 20_000) for i, t in enumerate(due)], [0] * 100)
+    policy_run = OpenLoopRun("GcPolicy", 1_000.0, due, due, [t + 20_000 for t in due], [0] * 100)
+    default = TailRun("default collector", default_run.service_ns, [0] * 100, (0, 0, 1), 0, run=default_run,
+                      stream_collections=[(2, 49_000_000, due[40] + 49_500_000)])
+    policy = TailRun("GcPolicy", policy_run.service_ns, [0] * 100, (0, 0, 0), 0, 30_000_000, run=policy_run,
+                     freeze_window=(5_000_000, 35_000_000))
+    fig = tail_timeline(default, policy)
+    figures.append(fig)
+    legends = " ".join(t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts())
+    assert "full collection in a message (49 ms)" in legends and "freeze (30 ms)" in legends
+    assert fig.axes[1].get_xlabel().startswith("intended send time") and "response time" in fig.axes[0].get_ylabel()
 
 
 def test_pooling_figures(figures: list[Figure]) -> None:

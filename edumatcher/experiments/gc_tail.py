@@ -34,6 +34,14 @@ message); ``resize_verdict`` puts their service times beside the median. ``TailS
 apart, so a chapter can show its timed loop (the ``drive`` call) in a cell, and
 ``tail_verdicts`` words the conclusions from the numbers.
 
+Chapter 07 runs ``isolated_tails``: each contender in a fresh process
+(``fresh_tail`` via the kit's ``run_isolated``, so the freeze walks the engine's
+objects, not a notebook kernel's), the stream played through ``Engine.run``
+itself from a ``ScheduledSource`` that returns None (an idle tick) only after
+``POLL_TIMEOUT_NS`` with nothing arriving, and a stream of ``BUILD_ORDERS`` more
+resting orders, so that the default collector's next full collection falls in
+it. ``tail_lesson`` words the outcome from the freeze and that collection.
+
 >>> default, policy = compare_tails(300, 300, rate=20_000.0)
 >>> default.label, policy.label, len(policy.latencies_ns), len(policy.response_ns)
 ('default collector', 'GcPolicy', 300, 300)
@@ -50,20 +58,23 @@ from ..benchmarks.gc_bench import steady_ops
 from ..engine import Engine
 from ..gc_policy import FREEZE_DELAY_S, GcAction, GcPolicy
 from ..metrics import GcMonitor, nearest_rank
-from ..open_loop import LatencyReport, OpenLoopRun, arrival_offsets, drive
-from ..sinks import DiscardingSink
+from ..open_loop import LatencyReport, OpenLoopRun, arrival_offsets, drive, spin_until
+from ..sinks import END, DiscardingSink
 from ..workloads import SYMBOL, encode_workload, opening_ramp
 
-__all__ = ["STEADY_RATE", "RUSH_ORDERS", "TailRun", "TailSetup", "DictResize", "tail_run", "compare_tails", "dict_resizes",
+__all__ = ["STEADY_RATE", "RUSH_ORDERS", "BUILD_ORDERS", "POLL_TIMEOUT_NS", "ScheduledSource", "stream_payloads",
+           "fresh_tail", "isolated_tails", "tail_lesson", "TailRun", "TailSetup", "DictResize", "tail_run", "compare_tails", "dict_resizes",
            "tail_payloads", "TRADING_DAY_S", "tail_verdicts", "rush_young_verdict", "resize_verdict", "usable_slots"]
 
 STEADY_RATE = 5_000.0
 """Offered rate of the steady stream, messages per second (Poisson arrivals): a light load for this engine."""
 
-RUSH_ORDERS = 55_000
+RUSH_ORDERS = 70_000
 """Chapter 07's opening rush: enough resting orders that the net count of new tracked
 objects passes ``GcPolicy``'s generation-0 threshold of 50,000 (about 1.03 tracked
-objects per resting order), so the rush shows what that threshold costs."""
+objects per resting order), so the rush shows what that threshold costs, and, with
+``BUILD_ORDERS`` after it, that the default collector's first full collection
+(about 85,000 net new tracked objects at thresholds 700, 10, 10) falls in the stream."""
 
 TRADING_DAY_S = 6.5 * 3600
 """A trading day's continuous session, for scale: 6.5 hours (a US equities session; our choice of example)."""
@@ -100,6 +111,45 @@ class TailRun:
     between_ns: list[int] = field(default_factory=list)
     rush: OpenLoopRun | None = None
     rush_collections: list[tuple[int, int, int]] = field(default_factory=list)
+    stream_collections: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain data (JSON-ready), so a run made in a fresh process travels back (``from_dict``). O(n)."""
+        return {"label": self.label, "latencies_ns": self.latencies_ns, "gc_ns": self.gc_ns,
+                "collections": list(self.collections), "longest_pause_ns": self.longest_pause_ns,
+                "freeze_ns": self.freeze_ns, "actions": self.actions,
+                "run": self.run.as_dict() if self.run is not None else None,
+                "freeze_window": list(self.freeze_window) if self.freeze_window is not None else None,
+                "idle_collections": self.idle_collections, "between_ns": self.between_ns,
+                "rush": self.rush.as_dict() if self.rush is not None else None,
+                "rush_collections": [list(c) for c in self.rush_collections],
+                "stream_collections": [list(c) for c in self.stream_collections]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TailRun:
+        """Rebuild a ``TailRun`` from ``as_dict``'s output. O(n)."""
+        def run(x: dict | None) -> OpenLoopRun | None:
+            return OpenLoopRun.from_dict(x) if x is not None else None
+        window = d.get("freeze_window")
+        return cls(d["label"], list(d["latencies_ns"]), list(d["gc_ns"]), tuple(d["collections"]),
+                   int(d["longest_pause_ns"]), d.get("freeze_ns"), list(d.get("actions", [])), run(d.get("run")),
+                   (int(window[0]), int(window[1])) if window else None, int(d.get("idle_collections", 0)),
+                   list(d.get("between_ns", [])), run(d.get("rush")),
+                   [tuple(c) for c in d.get("rush_collections", [])],
+                   [tuple(c) for c in d.get("stream_collections", [])])
+
+    def full_on_path(self) -> list[tuple[int, int]]:
+        """Full (generation-2) collections of the stream that ran inside a message: ``(start_ns, end_ns)`` on the stream's axis. O(n log n)."""
+        if self.run is None:
+            return []
+        import bisect
+        started, completed = self.run.started_ns, self.run.completed_ns
+        out = []
+        for g, d, end in self.stream_collections:
+            i = bisect.bisect_right(started, end) - 1
+            if g == 2 and i >= 0 and end <= completed[i]:
+                out.append((end - d, end))
+        return out
 
     def rush_pauses(self, generation: int) -> list[int]:
         """Durations (ns) of the rush's collections of ``generation``, in order. O(n)."""
@@ -473,3 +523,196 @@ def tail_verdicts(default: TailRun, policy: TailRun, resizes: list[DictResize]) 
             f"default collector and {policy.latencies_ns[i] / 1e3:,.1f} µs with GcPolicy, against medians of "
             f"{d['p50']:,.1f} and {p['p50']:,.1f} µs.")
     return lines
+
+
+# ------------------------------------------------- the chapter's run: a fresh process, the run loop's own idle rule
+
+POLL_TIMEOUT_NS = 1_000_000
+"""How long the stream's source waits for a message before ``poll()`` returns None (an idle tick): 1 ms.
+
+A network source polled with a timeout (``zmq.Poller.poll(timeout)``, ``selectors``)
+behaves so: ``Engine.run`` ticks the policy as idle only when nothing has arrived
+for that long, not in every gap between two arrivals."""
+
+BUILD_ORDERS = 35_000
+"""Resting orders that keep arriving after the rush (the book still filling): enough
+net new tracked objects that the default collector runs a full collection inside
+the stream on CPython 3.10-3.12 (thresholds 700, 10, 10)."""
+
+
+class ScheduledSource:
+    """An ``Engine.run`` source playing payloads at intended times fixed in advance, and timing each one.
+
+    ``poll()``: if the next message is due, return it; otherwise wait for it up to
+    ``timeout_ns`` and, if it is still not due, return None, so ``Engine.run``
+    ticks as idle only when nothing has arrived for ``timeout_ns``. A message's
+    completion is the next ``poll()`` (its frames sent, the busy tick done), and
+    the collection time between its start and completion is read from ``monitor``.
+    Idle ticks that took ``NOTE_NS`` or more are kept in ``maintenance``; the one
+    that froze (``policy.freezes`` grew) is ``freeze_window``. Call ``start()`` first.
+    """
+
+    NOTE_NS = 10_000
+
+    def __init__(self, payloads: list[bytes], offsets_ns: list[int], *, monitor: GcMonitor,
+                 policy: GcPolicy | None = None, timeout_ns: int = POLL_TIMEOUT_NS, label: str = "",
+                 offered_rate: float = 0.0) -> None:
+        n = len(payloads)
+        self.payloads, self.offsets, self.monitor, self.policy = payloads, offsets_ns, monitor, policy
+        self.timeout_ns, self.label, self.offered_rate = timeout_ns, label, offered_rate
+        self.intended, self.started, self.completed, self.gc_ns = [0] * n, [0] * n, [0] * n, [0] * n
+        self.maintenance: list[tuple[int, int, bool]] = []
+        self.freeze_window: tuple[int, int] | None = None
+        self.idle_ticks = 0
+        self.t0 = 0
+        self._i = 0
+        self._inflight = False
+        self._idle_at = 0
+        self._freezes = 0
+        self._g0 = 0
+
+    def start(self) -> None:
+        """Time zero of the schedule: now."""
+        self.t0 = time.perf_counter_ns()
+
+    def poll(self) -> bytes | None | object:
+        """The next payload once due, None after ``timeout_ns`` of nothing (idle), ``END`` after the last. O(1)."""
+        clock = time.perf_counter_ns
+        now = clock()
+        t0, i = self.t0, self._i
+        if self._inflight:
+            self._inflight = False
+            self.completed[i - 1] = now - t0
+            self.gc_ns[i - 1] = self.monitor.total_ns - self._g0
+        elif self._idle_at:
+            if now - self._idle_at >= self.NOTE_NS:
+                self.maintenance.append((self._idle_at - t0, now - t0, True))
+            if self.policy is not None and self.policy.freezes != self._freezes:
+                self.freeze_window = (self._idle_at - t0, now - t0)
+            self._idle_at = 0
+        if i == len(self.payloads):
+            return END
+        due = t0 + self.offsets[i]
+        if now < due:
+            spin_until(min(due, now + self.timeout_ns))
+            now = clock()
+            if now < due:  # nothing arrived within the timeout: an idle tick
+                self.idle_ticks += 1
+                self._idle_at = now
+                self._freezes = self.policy.freezes if self.policy is not None else 0
+                return None
+        self.intended[i], self.started[i] = due - t0, now - t0
+        self._g0 = self.monitor.total_ns
+        self._i = i + 1
+        self._inflight = True
+        return self.payloads[i]
+
+    def run(self) -> OpenLoopRun:
+        """What was recorded, as an ``OpenLoopRun`` (times in ns from ``start()``)."""
+        n = self._i
+        return OpenLoopRun(self.label, self.offered_rate, self.intended[:n], self.started[:n], self.completed[:n],
+                           self.gc_ns[:n], self.maintenance, self.t0)
+
+
+def stream_payloads(rush_orders: int, build_orders: int, seed: int = 1) -> tuple[list[bytes], list[bytes]]:
+    """The rush (``rush_orders`` resting orders) and the stream: ``build_orders`` more of the same opening ramp. O(n)."""
+    payloads = encode_workload(opening_ramp(rush_orders + build_orders, seed))
+    return payloads[:rush_orders], payloads[rush_orders:]
+
+
+def fresh_tail(use_policy: bool, rush_orders: int = RUSH_ORDERS, build_orders: int = BUILD_ORDERS,
+               rate: float = STEADY_RATE, seed: int = 1, timeout_ns: int = POLL_TIMEOUT_NS) -> dict[str, object]:
+    """One contender, meant for a fresh process (``run_isolated``): the rush, then the stream through ``Engine.run``.
+
+    The rush is played back to back (``drive``, all due at once); then
+    ``Engine.run`` polls a ``ScheduledSource`` (Poisson arrivals at ``rate``, an
+    idle tick after ``timeout_ns`` of nothing). Returns ``TailRun.as_dict()``. O(n).
+    """
+    ramp, stream = stream_payloads(rush_orders, build_orders, seed)
+    offsets = arrival_offsets(len(stream), rate, kind="poisson", seed=seed)
+    with TailSetup(ramp, use_policy=use_policy) as t:
+        t.open(drive(t.handle, ramp, [0] * len(ramp), maintain=t.maintain, gc_monitor=t.monitor, label=t.label))
+        source = ScheduledSource(stream, offsets, monitor=t.monitor, policy=t.policy, timeout_ns=timeout_ns,
+                                 label=t.label, offered_rate=rate)
+        before = t.monitor.pos
+        source.start()
+        t.engine.run(source, DiscardingSink())
+        new = t.monitor.pos - before  # the stream's collections: the latest ``new`` records of the ring
+        stream_records = t.monitor.records()[len(t.monitor.records()) - new:] if new else []
+    run = source.run()
+    tail = t.result(run)
+    tail.freeze_window = source.freeze_window
+    tail.idle_collections = source.idle_ticks
+    tail.stream_collections = [(g, d, end - run.origin_ns) for g, d, end in stream_records]
+    froze = [a for a in (t.policy.log if t.policy is not None else []) if a.action in ("freeze", "forced-freeze")]
+    tail.freeze_ns = froze[0].pause_ns if froze else None
+    if t.policy is not None:  # the policy's own log: start, arm, the freeze (idle or forced), stop; not its young collections
+        tail.actions = [a.action for a in t.policy.log if a.action not in ("young", "full")]
+    # Collections inside a message, by generation; the rest ran at idle ticks (between messages).
+    import bisect
+    on_path = [0, 0, 0]
+    tail.between_ns = []
+    for g, d, end in tail.stream_collections:
+        i = bisect.bisect_right(run.started_ns, end) - 1
+        if i >= 0 and end <= run.completed_ns[i]:
+            on_path[g] += 1
+        else:
+            tail.between_ns.append(d)
+    tail.collections = (on_path[0], on_path[1], on_path[2])
+    return tail.as_dict()
+
+
+def isolated_tails(rush_orders: int = RUSH_ORDERS, build_orders: int = BUILD_ORDERS, *, rate: float = STEADY_RATE,
+                   seed: int = 1, timeout: float = 600.0) -> tuple[TailRun, TailRun]:
+    """``fresh_tail`` for the default collector, then for ``GcPolicy``, each in its own fresh process. O(n).
+
+    A fresh process holds the engine and little else, so the freeze walks the
+    book, not a notebook kernel's objects.
+    """
+    from ..kit import run_isolated
+
+    return tuple(TailRun.from_dict(run_isolated(  # type: ignore[return-value]
+        "edumatcher.experiments.gc_tail:fresh_tail",
+        {"use_policy": p, "rush_orders": rush_orders, "build_orders": build_orders, "rate": rate, "seed": seed},
+        timeout=timeout)) for p in (False, True))
+
+
+LESSON_FACTOR = 3.0
+"""The freeze and the default's longest full collection must differ by this factor before the
+lesson says one side won. Both walk about the same objects (here the full collection a
+quarter more: the book grew), and on a busy machine either pause's wall time can double,
+so a smaller gap says nothing about the policy. The pauses are compared, not the longest
+responses: a response adds the time the queue behind the pause took to drain, which on a
+shared machine varies even more."""
+
+
+def tail_lesson(default: TailRun, policy: TailRun) -> str:
+    """The tail section's one-line verdict, chosen from the two runs' numbers (never fixed in advance). O(n log n).
+
+    Which case holds is decided by what the collector did (a full collection on the
+    message path or not, a freeze or not) and by the freeze against the longest such
+    collection, compared with a factor of ``LESSON_FACTOR``; the longest response
+    times are printed beside them.
+    """
+    full = default.full_on_path()
+    dmax, pmax = max(default.response_ns) / 1e6, max(policy.response_ns) / 1e6
+    freeze = f"a {policy.freeze_ns / 1e6:,.0f} ms freeze" if policy.freeze_ns else "no freeze"
+    if not full:
+        return (f"verdict: the default collector ran no full collection in this stream: GcPolicy bought nothing "
+                f"here and cost {freeze} (max response {pmax:,.0f} vs {dmax:,.0f} ms)")
+    pause = max(b - a for a, b in full) / 1e6
+    if policy.freeze_ns is None:
+        return (f"verdict: GcPolicy never froze in this stream, while the default collector ran a {pause:,.0f} ms full "
+                f"collection (max response {pmax:,.0f} vs {dmax:,.0f} ms)")
+    fz = policy.freeze_ns / 1e6
+    if fz * LESSON_FACTOR <= pause:
+        head = "GcPolicy pays here"
+    elif pause * LESSON_FACTOR <= fz:
+        head = "GcPolicy does not pay here"
+    else:
+        head = "GcPolicy moved the pause, not removed it"
+    when = "when idle" if "freeze" in policy.actions else "forced while busy"
+    at_freeze = policy.freeze_window[0] / 1e9 if policy.freeze_window else 0.0
+    at_full = max(full, key=lambda w: w[1] - w[0])[0] / 1e9
+    return (f"verdict: {head}: {freeze[2:]} {when} at {at_freeze:.1f} s vs {pause:,.0f} ms full collection in a "
+            f"message at {at_full:.1f} s; max response {pmax:,.0f} vs {dmax:,.0f} ms")

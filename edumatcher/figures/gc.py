@@ -24,7 +24,7 @@ from ..experiments.gc_pauses import PauseFit, PauseRow, pause_fit
 from ..experiments.gc_tail import DictResize, TailRun
 from ..experiments.opening_memory import RampProfile
 
-__all__ = ["pause_curve", "ramp_memory", "tail_histograms", "rush_timeline"]
+__all__ = ["pause_curve", "ramp_memory", "tail_histograms", "rush_timeline", "tail_timeline"]
 
 _GENERATION_COLOURS = ("#ef6c00", "#6a1b9a", "#c62828")
 _MARKED_RESIZE_ENTRIES = 1_000
@@ -181,4 +181,36 @@ def rush_timeline(default: TailRun, policy: TailRun, resizes: Sequence[DictResiz
         ax.legend(fontsize=8, loc="upper left", markerscale=1.2, ncol=2)
         ax.grid(True, which="major", alpha=0.3)
     axes[-1].set_xlabel("message of the rush")
+    return fig
+
+
+def tail_timeline(default: TailRun, policy: TailRun) -> Figure:
+    """Response time (ms, log) of every stream message against its intended send time (s), default above, policy below.
+
+    The default collector's full collections inside a message and the policy's
+    freeze are shaded, each labelled with its length. O(n).
+    """
+    runs = [t for t in (default, policy) if t.run is not None and t.run.completed_ns]
+    if len(runs) != 2:
+        raise ValueError("tail_timeline needs two runs with open-loop records")
+    fig = Figure(figsize=(8.5, 5.4), layout="constrained")
+    axes = fig.subplots(2, 1, sharex=True, sharey=True)
+    for ax, t in zip(axes, runs, strict=True):
+        run = t.run
+        assert run is not None
+        ax.scatter([x / 1e9 for x in run.intended_ns], [max(r, 1_000) / 1e6 for r in run.response_ns], s=3,
+                   color="#c62828", label="response time", rasterized=True)
+        for k, (a, b) in enumerate(t.full_on_path()):
+            ax.axvspan(a / 1e9, b / 1e9 + 0.02, color="#ef6c00", alpha=0.35,
+                       label=f"full collection in a message ({(b - a) / 1e6:,.0f} ms)" if k == 0 else None)
+        if t.freeze_window is not None:
+            a, b = t.freeze_window
+            ax.axvspan(a / 1e9, b / 1e9 + 0.02, color="#1565c0", alpha=0.35, label=f"freeze ({(b - a) / 1e6:,.0f} ms)")
+        ax.set_yscale("log")
+        ax.set_ylabel("response time (ms, log)")
+        ax.set_title(f"{t.label}: {len(run.completed_ns):,} messages at {run.offered_rate:,.0f}/s, "
+                     f"max {max(run.response_ns) / 1e6:,.0f} ms", fontsize=9)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), markerscale=3)
+        ax.grid(True, which="major", alpha=0.3)
+    axes[-1].set_xlabel("intended send time (s from the start of the stream)")
     return fig
