@@ -27,6 +27,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 nbclient = pytest.importorskip("nbclient")
 from jupyter_client.channels import AsyncZMQSocketChannel  # noqa: E402
+from jupyter_client.manager import KernelManager  # noqa: E402
 from nbclient.exceptions import CellTimeoutError  # noqa: E402
 from nbclient.output_widget import OutputWidget  # noqa: E402
 
@@ -124,12 +125,15 @@ def test_figure_control_sets_its_output_without_capturing(monkeypatch: pytest.Mo
 
 
 @pytest.mark.slow  # about 35 s on an idle 2-CPU machine, 85 s on a busy one: 20 kernels
-def test_twenty_headless_runs_of_a_figure_control_never_strand_a_reply(counts: _Counts) -> None:
+def test_twenty_headless_runs_of_a_figure_control_never_strand_a_reply(counts: _Counts, tmp_path: Path) -> None:
     timeouts = 0
-    for _ in range(RUNS):
+    for run in range(RUNS):
         nb = _notebook()
-        client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
-                                         interrupt_on_timeout=False)
+        # IPC sockets in a folder of the test's own: TCP ports chosen free can be taken by another
+        # job's kernel before this one binds them (CI runs notebooks on other Pythons meanwhile:
+        # "Address already in use", "Kernel died before replying to kernel_info").
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=str(tmp_path / f"kernel-{run}"))
+        client = nbclient.NotebookClient(nb, km=km, timeout=CELL_TIMEOUT_S, interrupt_on_timeout=False)
         try:
             client.execute(cwd=str(REPO))
         except CellTimeoutError:
