@@ -26,7 +26,15 @@ from .ticks import from_ticks, to_ticks
 
 __version__ = "0.1.0"
 
+
+class CliError(Exception):
+    """A mistake the user can fix: ``python -m edumatcher`` prints it as one ``Error: ...`` line and exits 1.
+
+    Defined here, at the package's root, so the command line (``edumatcher.cli``) and every library part
+    that raises it (the kit, the benchmarks, the grader) import it without importing one another.
+    """
+
 __all__ = [
-    "COMPACT_FACTOR", "COMPACT_SLACK", "Order", "OrderBook", "OrderRejected", "OrderStatus", "OrderType",
+    "CliError", "COMPACT_FACTOR", "COMPACT_SLACK", "Order", "OrderBook", "OrderRejected", "OrderStatus", "OrderType",
     "SelfMatch", "Side", "TIF", "Trade", "from_ticks", "new_order_id", "to_ticks",
 ]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from edumatcher.book import OrderBook
 from edumatcher.experiments.array_book import (
     READ_LOOP,
     TickColumns,
@@ -15,6 +13,8 @@ from edumatcher.experiments.array_book import (
     level_memory_isolated,
     scalar_access_costs,
 )
+
+from edumatcher.book import OrderBook
 from edumatcher.workloads import MID, apply, opening_ramp
 
 

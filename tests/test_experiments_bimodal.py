@@ -17,6 +17,7 @@ from edumatcher.experiments.bimodal import (
     trap_worker,
 )
 from edumatcher.experiments.message_path import encode_workload
+
 from edumatcher.sinks import DiscardingSink, KeepingSink
 from edumatcher.workloads import steady_state
 

@@ -12,7 +12,6 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-
 from edumatcher.experiments import compiled  # noqa: E402
 from edumatcher.experiments.compiled import (  # noqa: E402
     PYTHON,

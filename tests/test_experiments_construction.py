@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from edumatcher.comparison import Comparison
 from edumatcher.experiments.construction import (
     BUILDER_ARGS,
@@ -32,6 +31,7 @@ from edumatcher.experiments.serialisation import (
 )
 from edumatcher.experiments.slots import field_classes
 from edumatcher.experiments.timestamps import StrictClock, measure_clocks, repeats_in
+
 from edumatcher.messages import make_book_depth, make_book_depth_unchecked, make_order_new, make_order_new_unchecked
 from edumatcher.model import Order
 
@@ -94,6 +94,7 @@ def test_topics_and_frames() -> None:
     assert "f\"order.ack" in built.label and "TopicCache" in cached.label
     assert comparison.paired and comparison.rounds >= 12
     from edumatcher.experiments.message_path import encode_workload
+
     from edumatcher.workloads import steady_state
 
     assert frames_per_message(encode_workload(steady_state(200, seed=1))) >= 1.0
@@ -103,6 +104,7 @@ def test_topics_and_frames() -> None:
 def test_macro_and_micro_savings_scale_by_use_per_message() -> None:
     from edumatcher.experiments.message_path import encode_workload
     from edumatcher.experiments.serialisation import engine_uses
+
     from edumatcher.workloads import steady_state
 
     payloads = encode_workload(steady_state(100, seed=1))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from edumatcher.experiments.differential_coverage import catch_rates, price_collisions
 
 

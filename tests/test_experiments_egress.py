@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
-from edumatcher.bounded_queue import held_bytes
 from edumatcher.experiments.egress import (
     SLOT_BYTES,
     EntryBoundedQueue,
@@ -13,6 +11,8 @@ from edumatcher.experiments.egress import (
     scaling_verdict,
     simulate,
 )
+
+from edumatcher.bounded_queue import held_bytes
 
 
 def test_entry_bounded_queue_sheds_when_full_and_tracks_bytes() -> None:

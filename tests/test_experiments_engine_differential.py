@@ -7,9 +7,6 @@ import pstats
 
 import orjson
 import pytest
-
-from edumatcher.differential import LifoTieBook, generate_case
-from edumatcher.engine import Engine
 from edumatcher.experiments.engine_differential import case_payloads, compare_engines, count_calls, reference_engine
 from edumatcher.experiments.message_path import encode_workload
 from edumatcher.experiments.profiling import (
@@ -19,6 +16,9 @@ from edumatcher.experiments.profiling import (
     profile_beside_seed,
     report_from_stats,
 )
+
+from edumatcher.differential import LifoTieBook, generate_case
+from edumatcher.engine import Engine
 from edumatcher.model import Order
 from edumatcher.workloads import steady_state
 

@@ -7,7 +7,6 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
-
 from edumatcher.experiments.gc_pauses import (
     PauseRow,
     collection_pauses,
@@ -34,9 +33,10 @@ from edumatcher.experiments.gc_tail import (
 )
 from edumatcher.experiments.opening_memory import ramp_profile
 from edumatcher.figures.gc import rush_timeline
-from edumatcher.gc_policy import SAFETY_THRESHOLDS, startup_freeze_count, unfreeze_to
 from edumatcher.measure import Measurement
 from edumatcher.open_loop import OpenLoopRun
+
+from edumatcher.gc_policy import SAFETY_THRESHOLDS, startup_freeze_count, unfreeze_to
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from heapq import heappop, heappush
 
 import pytest
-
 from edumatcher.experiments.heaps import (
     ENTRY_LAYOUTS,
     CompactionRow,

@@ -5,8 +5,6 @@ from __future__ import annotations
 import gc
 
 import pytest
-
-from edumatcher.book import COMPACT_SLACK
 from edumatcher.experiments.heaps import (
     CompactionCount,
     OperationTimes,
@@ -23,6 +21,8 @@ from edumatcher.experiments.heaps import (
     time_each_operation,
 )
 from edumatcher.measure import Measurement, compare
+
+from edumatcher.book import COMPACT_SLACK
 from edumatcher.workloads import CANCEL, NEW, prepare
 
 

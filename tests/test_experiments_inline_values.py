@@ -10,7 +10,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest  # noqa: E402
-
 from edumatcher.experiments.inline_values import (  # noqa: E402
     SHARED_KEYS_MAX_SIZE,
     LayoutRow,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from edumatcher.comparison import compare
 from edumatcher.experiments.instrumentation import (
     ModuloRing,
@@ -18,6 +17,7 @@ from edumatcher.experiments.instrumentation import (
 )
 from edumatcher.experiments.message_path import encode_workload
 from edumatcher.measure import Measurement
+
 from edumatcher.metrics import LatencyRing
 from edumatcher.workloads import steady_state
 

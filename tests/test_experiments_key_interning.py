@@ -7,7 +7,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest  # noqa: E402
-
 from edumatcher.experiments.construction import (  # noqa: E402
     KEY_KINDS,
     direct_writer,
@@ -26,6 +25,7 @@ from edumatcher.figures.cost_bars import (  # noqa: E402
     ratio_bars,
 )
 from edumatcher.measure import Measurement, compare  # noqa: E402
+
 from edumatcher.model import Side  # noqa: E402
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from edumatcher.experiments.message_path import (
     compare_decode_and_handle,
     decode_and_handle,
@@ -20,6 +19,7 @@ from edumatcher.experiments.profiling import (
     profile_beside_seed,
     profile_message_path,
 )
+
 from edumatcher.messages import loads
 from edumatcher.workloads import steady_state
 

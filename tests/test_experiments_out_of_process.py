@@ -5,7 +5,6 @@ from __future__ import annotations
 import statistics
 
 import pytest
-
 from edumatcher.experiments import out_of_process as oop
 
 

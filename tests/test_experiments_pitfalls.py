@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
 from edumatcher.experiments import pitfalls
 from edumatcher.experiments.message_path import encode_workload
 from edumatcher.isolated import IsolatedRunError
 from edumatcher.measure import Measurement
+
 from edumatcher.workloads import steady_state
 
 

@@ -6,7 +6,6 @@ import gc
 import sys
 
 import pytest
-
 from edumatcher.experiments.held_values import INTS, ORDERS
 from edumatcher.experiments.pooling import (
     INIT_LABEL,
@@ -22,6 +21,7 @@ from edumatcher.experiments.pooling import (
     stale_reference,
     tracked_added,
 )
+
 from edumatcher.model import Order, OrderStatus, Side
 
 

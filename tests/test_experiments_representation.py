@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from edumatcher.experiments.exact_prices import walk_the_ladder
 from edumatcher.experiments.side_by_side import (
     QUOTED_000,

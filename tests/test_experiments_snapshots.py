@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from edumatcher.comparison import OUTCOMES
 from edumatcher.experiments.snapshots import (
     MIN_PASSES,
@@ -17,6 +16,7 @@ from edumatcher.experiments.snapshots import (
     trade_pairs,
 )
 from edumatcher.measure import Measurement, compare
+
 from edumatcher.sinks import IterableSource
 
 

@@ -6,11 +6,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from matplotlib.collections import PathCollection  # noqa: E402
-
 from edumatcher.experiments.handoff import KINDS, Handoff  # noqa: E402
 from edumatcher.experiments.kept_frames import KeptFrames  # noqa: E402
 from edumatcher.figures.runs import handoff_figure, kept_frames_figure  # noqa: E402
+from matplotlib.collections import PathCollection  # noqa: E402
 
 
 def _kf(mode: str, ms: float, kept: int, per_frame: int) -> KeptFrames:

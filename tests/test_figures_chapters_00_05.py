@@ -7,8 +7,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
 from edumatcher.experiments.heaps import CompactionRow, DeletionCosts  # noqa: E402
 from edumatcher.experiments.profiling import ProfileReport, ProfileRow  # noqa: E402
 from edumatcher.experiments.slots import SlotsFigures  # noqa: E402
@@ -20,6 +18,8 @@ from edumatcher.figures.latency import latency_histogram  # noqa: E402
 from edumatcher.figures.profile import profile_bars  # noqa: E402
 from edumatcher.figures.slots import slots_panels  # noqa: E402
 from edumatcher.measure import Measurement, compare  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
 from edumatcher.model import TIF, Order, OrderType, Side  # noqa: E402
 
 

@@ -9,8 +9,6 @@ matplotlib.use("Agg")
 from collections.abc import Iterator  # noqa: E402
 
 import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
 from edumatcher.experiments.array_book import level_memory  # noqa: E402
 from edumatcher.experiments.bimodal import BimodalResult, RunRecord  # noqa: E402
 from edumatcher.experiments.egress import simulate  # noqa: E402
@@ -29,6 +27,7 @@ from edumatcher.figures.runs import before_after, runs_strip, single_vs_median_f
 from edumatcher.figures.sampling import percentile_comparison  # noqa: E402
 from edumatcher.figures.snapshots import snapshot_cost_figure  # noqa: E402
 from edumatcher.measure import Measurement, compare  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 
 def m(seconds: float, label: str = "x", ops: int = 1) -> Measurement:

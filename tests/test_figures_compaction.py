@@ -7,7 +7,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest  # noqa: E402
-
 from edumatcher.experiments.heaps import OperationTimes  # noqa: E402
 from edumatcher.figures.compaction import operation_times_figure  # noqa: E402
 

@@ -105,10 +105,9 @@ def _output_widget_outputs(nb: nbformat.NotebookNode) -> list[dict[str, Any]]:
 def test_figure_control_sets_its_output_without_capturing(monkeypatch: pytest.MonkeyPatch) -> None:
     """No kernel needed: the drawing goes into ``Output.outputs``, ``with output:`` is never entered."""
     import ipywidgets as widgets
+    from edumatcher.widgets.figure_control import FigureControl
     from IPython.display import HTML
     from matplotlib.figure import Figure
-
-    from edumatcher.widgets.figure_control import FigureControl
 
     def no_capture(self: widgets.Output) -> None:
         raise AssertionError("FigureControl captured output with `with output:`")

@@ -14,8 +14,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
 from edumatcher.experiments.gc_pauses import collector_state  # noqa: E402
 from edumatcher.experiments.held_values import (  # noqa: E402
     HOLDINGS,
@@ -31,6 +29,7 @@ from edumatcher.experiments.held_values import (  # noqa: E402
 )
 from edumatcher.figures.held_values import FLOOR, added_pause_figure  # noqa: E402
 from edumatcher.measure import Measurement  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 
 def row(holding: str, n: int, added: float, spread: float = 0.0, tracked: int = 1) -> HeldCost:

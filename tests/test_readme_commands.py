@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from edumatcher.lab import LabServer, free_port, isolated_env
 
 REPO = Path(__file__).resolve().parent.parent

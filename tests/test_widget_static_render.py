@@ -12,10 +12,9 @@ from __future__ import annotations
 import ipywidgets as widgets
 import nbformat
 import pytest
+from edumatcher.widgets.figure_control import WIDGET_VIEW, FigureControl, static_fallback
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
-
-from edumatcher.widgets.figure_control import WIDGET_VIEW, FigureControl, static_fallback
 
 
 class _Picture:

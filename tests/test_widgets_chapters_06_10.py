@@ -10,8 +10,6 @@ import gc  # noqa: E402
 
 import ipywidgets as widgets  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
 from edumatcher.experiments.gc_pauses import PauseRow, collector_state  # noqa: E402
 from edumatcher.experiments.held_values import HOLDINGS  # noqa: E402
 from edumatcher.measure import Measurement  # noqa: E402
@@ -20,6 +18,7 @@ from edumatcher.widgets.checklist import checklist_walker  # noqa: E402
 from edumatcher.widgets.egress import egress_explorer  # noqa: E402
 from edumatcher.widgets.sample_rate import sample_rate_explorer  # noqa: E402
 from edumatcher.widgets.tracking import tracking_explorer  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 
 def test_sample_rate_explorer_defaults_to_one_in_sixteen_and_redraws() -> None:

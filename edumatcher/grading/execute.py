@@ -27,7 +27,7 @@ from nbclient.exceptions import CellExecutionComplete, DeadKernelError
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
-from ..process_groups import signal_group
+from ..kit.process_groups import signal_group
 from .guarded_checks import CheckGuard
 from .sandbox import sandboxed_kernel_manager
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from ..process_groups import descendants, kill_all, signal_group
+from ..kit.process_groups import descendants, kill_all, signal_group
 from . import scratch
 from .exercise import Exercise, load_exercise
 from .notebook_cells import notebook_text

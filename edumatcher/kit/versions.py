@@ -4,7 +4,7 @@ The course's figures belong to an interpreter. Seed 000 measured on CPython 3.14
 Binder runs one version, a laptop another, and several of the course's effects
 change between them. This module finds the CPython interpreters on the machine,
 runs the same suite of the course's headline measurements in each
-(``edumatcher/version_suite.py``, a standard-library-only script, in a fresh
+(``edumatcher/kit/version_suite.py``, a standard-library-only script, in a fresh
 process per interpreter, one interpreter after another so they never compete for
 the cores), and reports them in one table, interpreters as columns, with seed
 000's quoted CPython 3.14 figures beside them.
@@ -744,7 +744,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..cli import CliError
+    from edumatcher import CliError
 
     budget = args.budget if args.budget is not None else (QUICK_BUDGET if args.quick else DEFAULT_BUDGET)
     if not 0 < budget <= 60:
@@ -778,7 +778,7 @@ def _run(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps(to_json(report), indent=1), encoding="utf-8")
         print(f"raw numbers: {args.json}")
     if not args.no_figure and report.ok_runs:
-        from ..figures.versions import ratio_bars
+        from .versions_view import ratio_bars
 
         ratio_bars(report).savefig(args.figure, dpi=120)
         print(f"figure: {args.figure}")

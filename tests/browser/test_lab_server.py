@@ -8,7 +8,6 @@ import time
 import urllib.error
 
 import pytest
-
 from edumatcher.lab import LabServer, isolated_env, lab_argv, start_lab
 
 pytest.importorskip("jupyterlab")

@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from edumatcher.figures.versions import RATIO_KEYS, ratio_bars
+from edumatcher.widgets.versions import default_selection, versions_explorer
 from matplotlib.figure import Figure
 
 from edumatcher.cli import main
-from edumatcher.figures.versions import RATIO_KEYS, ratio_bars
 from edumatcher.kit import version_suite, versions
 from edumatcher.kit.versions import (
     Found,
@@ -28,7 +29,6 @@ from edumatcher.kit.versions import (
     render_table,
     to_json,
 )
-from edumatcher.widgets.versions import default_selection, versions_explorer
 
 STDLIB_FIGURES = [k for k in version_suite.FIGURES if k not in ("dumps", "bare_book")]
 
