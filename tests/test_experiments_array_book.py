@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from edumatcher.experiments.array_book import (
+
+from edumatcher.book import OrderBook
+from edumatcher.chapters.beyond_heaps.array_book import (
     READ_LOOP,
     TickColumns,
     dict_levels,
@@ -13,8 +15,6 @@ from edumatcher.experiments.array_book import (
     level_memory_isolated,
     scalar_access_costs,
 )
-
-from edumatcher.book import OrderBook
 from edumatcher.workloads import MID, apply, opening_ramp
 
 

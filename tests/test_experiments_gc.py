@@ -7,7 +7,9 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
-from edumatcher.experiments.gc_pauses import (
+
+from edumatcher.chapters.garbage_collection.figures import rush_timeline
+from edumatcher.chapters.garbage_collection.gc_pauses import (
     PauseRow,
     collection_pauses,
     collector_state,
@@ -20,7 +22,7 @@ from edumatcher.experiments.gc_pauses import (
     recorded_collections,
     refcount_and_cycle,
 )
-from edumatcher.experiments.gc_tail import (
+from edumatcher.chapters.garbage_collection.gc_tail import (
     DictResize,
     TailRun,
     compare_tails,
@@ -31,12 +33,9 @@ from edumatcher.experiments.gc_tail import (
     tail_verdicts,
     usable_slots,
 )
-from edumatcher.experiments.opening_memory import ramp_profile
-from edumatcher.figures.gc import rush_timeline
-from edumatcher.measure import Measurement
-from edumatcher.open_loop import OpenLoopRun
-
+from edumatcher.chapters.garbage_collection.opening_memory import ramp_profile
 from edumatcher.gc_policy import SAFETY_THRESHOLDS, startup_freeze_count, unfreeze_to
+from edumatcher.kit import Measurement, OpenLoopRun
 
 
 @pytest.fixture(autouse=True)
@@ -131,7 +130,7 @@ def test_pause_fit_can_fit_wall_time_and_refuses_cpu_when_missing() -> None:
 
 
 def test_pause_curve_draws_the_fit_in_its_legend() -> None:
-    from edumatcher.figures.gc import pause_curve
+    from edumatcher.chapters.garbage_collection.figures import pause_curve
 
     rows = _rows([1.0, 11.0, 21.5, 30.5, 41.0])
     ax = pause_curve(rows).axes[0]

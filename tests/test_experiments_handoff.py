@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from edumatcher.experiments.handoff import (
+
+from edumatcher.chapters.measuring_honestly.handoff import (
     KINDS,
     Handoff,
     blocking_queue,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import gc
 
 import pytest
-from edumatcher.experiments.heaps import (
+
+from edumatcher.book import COMPACT_SLACK
+from edumatcher.chapters.heaps_and_indexes.heaps import (
     CompactionCount,
     OperationTimes,
     book_at_depth,
@@ -20,9 +22,7 @@ from edumatcher.experiments.heaps import (
     slow_operations_verdict,
     time_each_operation,
 )
-from edumatcher.measure import Measurement, compare
-
-from edumatcher.book import COMPACT_SLACK
+from edumatcher.kit import Measurement, compare
 from edumatcher.workloads import CANCEL, NEW, prepare
 
 

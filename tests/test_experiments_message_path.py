@@ -3,15 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from edumatcher.experiments.message_path import (
-    compare_decode_and_handle,
-    decode_and_handle,
-    encode_workload,
-    fresh_engine,
-    handling_latencies,
-    summarise_latencies,
-)
-from edumatcher.experiments.profiling import (
+
+from edumatcher.chapters.where_the_time_goes.profiling import (
     ONE_PERCENT,
     ProfileReport,
     ProfileRow,
@@ -19,7 +12,14 @@ from edumatcher.experiments.profiling import (
     profile_beside_seed,
     profile_message_path,
 )
-
+from edumatcher.kit.message_path import (
+    compare_decode_and_handle,
+    decode_and_handle,
+    encode_workload,
+    fresh_engine,
+    handling_latencies,
+    summarise_latencies,
+)
 from edumatcher.messages import loads
 from edumatcher.workloads import steady_state
 

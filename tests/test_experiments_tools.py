@@ -8,8 +8,8 @@ import sys
 import tracemalloc
 
 import pytest
-from edumatcher.experiments import tools
 
+from edumatcher.chapters.the_standard_tools import tools
 from edumatcher.workloads import standard, to_order
 
 

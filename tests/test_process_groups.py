@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from edumatcher.process_groups import descendants, signal_group
+
+from edumatcher.kit.process_groups import descendants, signal_group
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "killpg"), reason="process groups are a POSIX feature")
 

@@ -10,11 +10,11 @@ Four parts, each printing its own method line:
 * issue 15's book rows (``book_bounds.run_issue_15``): a MARKET order into a large
   iceberg, a FOK with self-match prevention whose owner holds many stops, a FOK against
   many levels, ``depth(20)`` over many levels, the memory of one resting order;
-* published frames (``experiments.frame_memory``, in a fresh interpreter): ``len``,
+* published frames (``edumatcher.chapters.beyond_heaps.frame_memory``, in a fresh interpreter): ``len``,
   ``sys.getsizeof`` and ``tracemalloc`` for the same trade frames built as the codec
   returns them, right-sized, and by the stdlib ``json``, each filling a queue
   counted by ``len`` (the trap);
-* the queue as the engine would use it (``experiments.egress.engine_frame_queue``,
+* the queue as the engine would use it (``edumatcher.chapters.beyond_heaps.egress.engine_frame_queue``,
   in a fresh interpreter): a default ``ByteBoundedQueue`` (real-memory count)
   filled with the engine's own frames: what it counts against what
   ``tracemalloc`` sees it hold.

@@ -1,7 +1,7 @@
 """Stopping a process together with everything it started: its process group, then stragglers.
 
 The grader's workers and kernels, and the browser tests' JupyterLab server
-(``edumatcher.lab``), are each started in a new session (``start_new_session=True``), so each leads a process group
+(``tests/lab_server.py``), are each started in a new session (``start_new_session=True``), so each leads a process group
 that one ``os.killpg`` reaches. A child that moved to another group is found with
 ``psutil`` when it is importable (it comes with ipykernel); ``edumatcher`` itself
 depends only on orjson, so the import is lazy and its absence means "no stragglers".
