@@ -474,7 +474,7 @@ def run_notebook(path: Path, *, timeout: int = DEFAULT_TIMEOUT_S, hog: int = 0) 
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    from ..grading.execute import describe_error
+    from ..grading.check_messages import describe_error
     from .process_groups import signal_group
 
     nb = nbformat.read(str(path), as_version=4)
