@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edumatcher.kit.process_groups import descendants, kill_all, signal_group
+from edumatcher.grading.process_groups import descendants, kill_all, signal_group
 
 __all__ = ["LabServer", "LabStartError", "free_port", "isolated_env", "lab_argv", "start_lab"]
 

@@ -26,9 +26,9 @@ from nbclient.exceptions import CellExecutionComplete, DeadKernelError
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
-from ..kit.process_groups import signal_group
 from .check_messages import describe_error
 from .guarded_checks import CheckGuard
+from .process_groups import signal_group
 from .sandbox import sandboxed_kernel_manager
 
 __all__ = ["CellOutcome", "Twin", "run_cells", "describe_error", "DEFAULT_MAX_OUTPUT_CHARS",

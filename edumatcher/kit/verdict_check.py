@@ -475,7 +475,7 @@ def run_notebook(path: Path, *, timeout: int = DEFAULT_TIMEOUT_S, hog: int = 0) 
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     from ..grading.check_messages import describe_error
-    from .process_groups import signal_group
+    from ..grading.process_groups import signal_group
 
     nb = nbformat.read(str(path), as_version=4)
     code_index = {i: k for k, i in enumerate((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), 1)}
