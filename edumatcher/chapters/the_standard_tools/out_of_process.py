@@ -56,7 +56,8 @@ ENGINE_PASS = ("handle = Engine([SYMBOL], clock=tick).handle", "for p in payload
 """The timed statement, as pyperf takes it (one argument per line): one pass over the payloads on a
 fresh engine with a constant clock (``message_path.fresh_engine``'s engine)."""
 
-_ROOT = str(Path(__file__).resolve().parents[2])
+_ROOT = str(Path(__file__).resolve().parents[3])
+"""The repository (this file is ``edumatcher/chapters/the_standard_tools/out_of_process.py``)."""
 
 
 def _env() -> dict[str, str]:

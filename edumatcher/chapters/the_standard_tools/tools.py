@@ -46,7 +46,8 @@ __all__ = [
 ADAPTIVE_DIS = sys.version_info >= (3, 11)
 """Whether ``dis`` can show specialised instructions (``adaptive=True``): CPython 3.11 and later."""
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+"""The ``edumatcher`` package's folder (this file is ``edumatcher/chapters/the_standard_tools/tools.py``)."""
 
 
 # --- pstats ------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from .tools import pstats_text
 
 __all__ = ["SORT_KEYS", "root_choices", "draw_profile_view", "profile_explorer"]
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+"""The ``edumatcher`` package's folder (this file is ``edumatcher/chapters/the_standard_tools/widget.py``)."""
 
 SORT_KEYS: tuple[tuple[str, str], ...] = (
     ("own time (tottime)", "tottime"),
