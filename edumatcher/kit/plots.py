@@ -55,7 +55,10 @@ from ._compare import Comparison
 from ._measurement import Measurement
 from .open_loop import OpenLoopRun
 
-__all__ = ["cost_bars", "ratio_bars", "saving_bars", "time_unit", "FASTER_B_COLOUR", "SLOWER_B_COLOUR", "UNDECIDED_COLOUR", "latency_histogram", "response_timeline", "depth_chart", "queue_ladder", "BID_COLOUR", "ASK_COLOUR"]
+__all__ = [
+    "cost_bars", "ratio_bars", "saving_bars", "time_unit", "FASTER_B_COLOUR", "SLOWER_B_COLOUR", "UNDECIDED_COLOUR",
+    "latency_histogram", "response_timeline", "depth_chart", "queue_ladder", "BID_COLOUR", "ASK_COLOUR",
+]
 
 
 FASTER_B_COLOUR = "#1565c0"
