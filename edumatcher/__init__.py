@@ -26,7 +26,25 @@ from .ticks import from_ticks, to_ticks
 
 __version__ = "0.1.0"
 
+ENGINE_MODULES = (
+    "ticks", "model", "rules", "book", "bare_book", "reference", "messages", "engine", "sinks", "metrics",
+    "gc_policy", "bounded_queue", "workloads", "differential",
+)
+"""The engine: the modules at this package's top level, in reading order (chapter 00's map lists them).
+
+Everything else lives in a subpackage: ``kit`` (measuring), ``chapters`` (each chapter's experiments,
+figures and control), ``grading`` (the grader) and ``benchmarks``; ``cli`` is the command line.
+"""
+
+
+class CliError(Exception):
+    """A mistake the user can fix: ``python -m edumatcher`` prints it as one ``Error: ...`` line and exits 1.
+
+    Defined here, at the package's root, so the command line (``edumatcher.cli``) and every library part
+    that raises it (the kit, the benchmarks, the grader) import it without importing one another.
+    """
+
 __all__ = [
-    "COMPACT_FACTOR", "COMPACT_SLACK", "Order", "OrderBook", "OrderRejected", "OrderStatus", "OrderType",
+    "CliError", "COMPACT_FACTOR", "ENGINE_MODULES", "COMPACT_SLACK", "Order", "OrderBook", "OrderRejected", "OrderStatus", "OrderType",
     "SelfMatch", "Side", "TIF", "Trade", "from_ticks", "new_order_id", "to_ticks",
 ]

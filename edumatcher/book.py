@@ -20,7 +20,7 @@ fields, and ``_live[key]`` is that order. A key that is not in ``_live`` is dead
 order left the book, and the key waits to be popped when it reaches the top, or to be
 dropped by compaction.
 
-Why one int (``edumatcher.experiments.heaps.entry_layouts`` measures the choices): an
+Why one int (``edumatcher.chapters.heaps_and_indexes.heaps.entry_layouts`` measures the choices): an
 int holds no reference, so the cyclic collector never tracks it; a resting order costs
 the collector one tracked object, the ``Order`` itself, and a dead key costs none (a
 ``[k0, k1, order]`` list entry was a second tracked object per order, and stayed one

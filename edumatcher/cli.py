@@ -1,8 +1,9 @@
 """The ``edumatcher`` command line: a thin layer over the library.
 
 Each subcommand lives in the module that does its work and registers itself
-here: ``bench.add_bench_parser``, ``grading.cli.add_parsers``, ``verdict_check.add_parser`` and ``versions.add_parser``. Library errors that
-are the user's mistake (``CliError``) become one ``Error: ...`` line and exit 1.
+here: ``benchmarks.cli.add_bench_parser``, ``grading.cli.add_parsers``, ``kit.verdict_check.add_parser`` and
+``kit.versions.add_parser``. Library errors that are the user's mistake (``CliError``, defined at the package's
+root so that those modules need not import this one) become one ``Error: ...`` line and exit 1.
 """
 
 from __future__ import annotations
@@ -11,17 +12,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from . import CliError
+
 __all__ = ["CliError", "build_parser", "main"]
-
-
-class CliError(Exception):
-    """A mistake the user can fix; printed as one line, exit code 1."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with every subcommand registered."""
-    from . import bench, verdict_check, versions
+    from .benchmarks import cli as bench
     from .grading import cli as grading_cli
+    from .kit import verdict_check, versions
 
     parser = argparse.ArgumentParser(
         prog="python -m edumatcher",

@@ -395,7 +395,7 @@ class EngineMetrics:
         messages the samples in the ring span: samples x ``SAMPLE_EVERY``),
         ``window_s`` (from the first sample's start to the last's) and ``window``,
         the same in one sentence. Time a message spent queued before it was
-        handled is in none of them: ``edumatcher.open_loop`` measures that.
+        handled is in none of them: ``edumatcher.kit.open_loop`` measures that.
         """
         ring = self.ring
         durations = sorted(ring.durations())

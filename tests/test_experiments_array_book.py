@@ -7,7 +7,7 @@ import random
 import pytest
 
 from edumatcher.book import OrderBook
-from edumatcher.experiments.array_book import (
+from edumatcher.chapters.beyond_heaps.array_book import (
     READ_LOOP,
     TickColumns,
     dict_levels,

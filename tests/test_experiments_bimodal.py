@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from edumatcher.experiments.bimodal import (
+from edumatcher.chapters.measuring_honestly.bimodal import (
     CONFIGS,
     MultipartKeepingSink,
     RunConfig,
@@ -16,7 +16,7 @@ from edumatcher.experiments.bimodal import (
     trap_verdicts,
     trap_worker,
 )
-from edumatcher.experiments.message_path import encode_workload
+from edumatcher.kit.message_path import encode_workload
 from edumatcher.sinks import DiscardingSink, KeepingSink
 from edumatcher.workloads import steady_state
 
@@ -113,7 +113,7 @@ def test_trap_verdicts_say_when_the_trap_did_not_spring_or_the_groups_overlap() 
 
 
 def test_trap_runs_figure_draws_both_processes_on_one_axis() -> None:
-    from edumatcher.figures.runs import trap_runs
+    from edumatcher.chapters.measuring_honestly.figures import trap_runs
 
     full = [True, False, False] * 3
     fig = trap_runs(_trap_run([50.0 if f else 5.0 for f in full], full), _trap_run([4.0] * 9, [False] * 9, collector=False))

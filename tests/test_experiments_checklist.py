@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from edumatcher.experiments.checklist import (
+from edumatcher.chapters.measuring_honestly.checklist import (
     CHECKLIST,
     START,
     ChecklistWalk,

@@ -13,8 +13,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from edumatcher.experiments import compiled  # noqa: E402
-from edumatcher.experiments.compiled import (  # noqa: E402
+from edumatcher.chapters.beyond_heaps import compiled  # noqa: E402
+from edumatcher.chapters.beyond_heaps.compiled import (  # noqa: E402
     PYTHON,
     Build,
     build_sweep,
@@ -25,8 +25,8 @@ from edumatcher.experiments.compiled import (  # noqa: E402
     sweep_results_table,
     sweep_verdicts,
 )
-from edumatcher.figures.compiled import sweep_figure  # noqa: E402
-from edumatcher.measure import Measurement, compare  # noqa: E402
+from edumatcher.chapters.beyond_heaps.figures import sweep_figure  # noqa: E402
+from edumatcher.kit import Measurement, compare  # noqa: E402
 
 
 def _naive_sweep(qty: list[int], best: int, want: int, low: int) -> tuple[int, int, int]:

@@ -6,8 +6,7 @@ import threading
 
 import pytest
 
-from edumatcher.comparison import Comparison
-from edumatcher.experiments.construction import (
+from edumatcher.chapters.construction_and_conversion.construction import (
     BUILDER_ARGS,
     QUOTED_RATIOS,
     depth_payload_without_coercion,
@@ -16,7 +15,8 @@ from edumatcher.experiments.construction import (
     order_via_init,
     sample_order_dict,
 )
-from edumatcher.experiments.serialisation import (
+from edumatcher.chapters.data_representation.slots import field_classes
+from edumatcher.chapters.serialisation.serialisation import (
     ORJSON_CODEC,
     STDLIB_CODEC,
     Saving,
@@ -30,8 +30,8 @@ from edumatcher.experiments.serialisation import (
     realistic_order_payload,
     totals_line,
 )
-from edumatcher.experiments.slots import field_classes
-from edumatcher.experiments.timestamps import StrictClock, measure_clocks, repeats_in
+from edumatcher.chapters.serialisation.timestamps import StrictClock, measure_clocks, repeats_in
+from edumatcher.kit import Comparison
 from edumatcher.messages import make_book_depth, make_book_depth_unchecked, make_order_new, make_order_new_unchecked
 from edumatcher.model import Order
 
@@ -93,7 +93,7 @@ def test_topics_and_frames() -> None:
     built, cached = comparison
     assert "f\"order.ack" in built.label and "TopicCache" in cached.label
     assert comparison.paired and comparison.rounds >= 12
-    from edumatcher.experiments.message_path import encode_workload
+    from edumatcher.kit.message_path import encode_workload
     from edumatcher.workloads import steady_state
 
     assert frames_per_message(encode_workload(steady_state(200, seed=1))) >= 1.0
@@ -101,8 +101,8 @@ def test_topics_and_frames() -> None:
 
 
 def test_macro_and_micro_savings_scale_by_use_per_message() -> None:
-    from edumatcher.experiments.message_path import encode_workload
-    from edumatcher.experiments.serialisation import engine_uses
+    from edumatcher.chapters.serialisation.serialisation import engine_uses
+    from edumatcher.kit.message_path import encode_workload
     from edumatcher.workloads import steady_state
 
     payloads = encode_workload(steady_state(100, seed=1))
@@ -126,7 +126,7 @@ def test_macro_and_micro_savings_scale_by_use_per_message() -> None:
 
 
 def _saving(label: str, slow: float, fast: float, uses: float = 1) -> Saving:
-    from edumatcher.measure import Measurement, compare
+    from edumatcher.kit import Measurement, compare
 
     a = Measurement.from_samples([slow * f for f in (0.99, 1.0, 1.01, 1.0, 0.995, 1.005)])
     b = Measurement.from_samples([fast * f for f in (0.99, 1.0, 1.01, 1.0, 0.995, 1.005)])

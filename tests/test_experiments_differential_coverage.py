@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from edumatcher.experiments.differential_coverage import catch_rates, price_collisions
+from edumatcher.chapters.measuring_honestly.differential_coverage import catch_rates, price_collisions
 
 
 def test_ladder_catches_the_planted_bug_wide_prices_miss_it_and_the_real_book_passes() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from edumatcher.bounded_queue import held_bytes
-from edumatcher.experiments.egress import (
+from edumatcher.chapters.beyond_heaps.egress import (
     SLOT_BYTES,
     EntryBoundedQueue,
     frame_scaling,
@@ -81,7 +81,7 @@ def test_scaling_figure_has_a_time_panel_and_a_peak_panel() -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from edumatcher.figures.queues import egress_scaling_figure
+    from edumatcher.chapters.beyond_heaps.figures import egress_scaling_figure
 
     traces = frame_scaling((1_024, 32_768), ticks=40, max_entries=200, max_bytes=100_000)
     fig = egress_scaling_figure(traces)
@@ -92,7 +92,7 @@ def test_scaling_figure_has_a_time_panel_and_a_peak_panel() -> None:
 
 
 def test_frame_scaling_in_a_fresh_process_brings_back_the_same_traces() -> None:
-    from edumatcher.experiments.egress import EgressTrace, frame_scaling_isolated
+    from edumatcher.chapters.beyond_heaps.egress import EgressTrace, frame_scaling_isolated
 
     kwargs = {"ticks": 30, "max_entries": 100, "max_bytes": 50_000}
     isolated, here = frame_scaling_isolated((1_024, 8_192), **kwargs), frame_scaling((1_024, 8_192), **kwargs)

@@ -8,17 +8,22 @@ import pstats
 import orjson
 import pytest
 
-from edumatcher.differential import LifoTieBook, generate_case
-from edumatcher.engine import Engine
-from edumatcher.experiments.engine_differential import case_payloads, compare_engines, count_calls, reference_engine
-from edumatcher.experiments.message_path import encode_workload
-from edumatcher.experiments.profiling import (
+from edumatcher.chapters.where_the_time_goes.engine_differential import (
+    case_payloads,
+    compare_engines,
+    count_calls,
+    reference_engine,
+)
+from edumatcher.chapters.where_the_time_goes.profiling import (
     HARNESS_FUNCTIONS,
     ProfileReport,
     ProfileRow,
     profile_beside_seed,
     report_from_stats,
 )
+from edumatcher.differential import LifoTieBook, generate_case
+from edumatcher.engine import Engine
+from edumatcher.kit.message_path import encode_workload
 from edumatcher.model import Order
 from edumatcher.workloads import steady_state
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from edumatcher.experiments.environment import environment_rows, read_sys
+from edumatcher.chapters.measuring_honestly.environment import environment_rows, read_sys
 
 
 def test_rows_read_the_machine_and_change_nothing() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from edumatcher.experiments.frame_memory import VARIANTS, frame_memory, frame_memory_isolated, queue_verdict
+from edumatcher.chapters.beyond_heaps.frame_memory import VARIANTS, frame_memory, frame_memory_isolated, queue_verdict
 from edumatcher.messages import ORJSON_CODEC, overallocates
 
 

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from edumatcher.experiments.gc_pauses import (
+from edumatcher.chapters.garbage_collection.figures import rush_timeline
+from edumatcher.chapters.garbage_collection.gc_pauses import (
     PauseRow,
     collection_pauses,
     collector_state,
@@ -21,7 +22,7 @@ from edumatcher.experiments.gc_pauses import (
     recorded_collections,
     refcount_and_cycle,
 )
-from edumatcher.experiments.gc_tail import (
+from edumatcher.chapters.garbage_collection.gc_tail import (
     DictResize,
     TailRun,
     compare_tails,
@@ -32,12 +33,10 @@ from edumatcher.experiments.gc_tail import (
     tail_verdicts,
     usable_slots,
 )
-from edumatcher.experiments.opening_memory import ramp_profile
-from edumatcher.figures.gc import rush_timeline
+from edumatcher.chapters.garbage_collection.opening_memory import ramp_profile
 from edumatcher.gc_policy import SAFETY_THRESHOLDS, startup_freeze_count, unfreeze_to
-from edumatcher.measure import Measurement
+from edumatcher.kit import Measurement, OpenLoopRun
 from edumatcher.metrics import GcMonitor
-from edumatcher.open_loop import OpenLoopRun
 
 
 @pytest.fixture(autouse=True)
@@ -132,7 +131,7 @@ def test_pause_fit_can_fit_wall_time_and_refuses_cpu_when_missing() -> None:
 
 
 def test_pause_curve_draws_the_fit_in_its_legend() -> None:
-    from edumatcher.figures.gc import pause_curve
+    from edumatcher.chapters.garbage_collection.figures import pause_curve
 
     rows = _rows([1.0, 11.0, 21.5, 30.5, 41.0])
     ax = pause_curve(rows).axes[0]
@@ -311,7 +310,7 @@ def test_rush_resizes_happen_exactly_at_two_thirds_of_the_table() -> None:
 
 
 def test_scheduled_source_ticks_idle_only_after_the_timeout_and_times_every_message() -> None:
-    from edumatcher.experiments.gc_tail import ScheduledSource
+    from edumatcher.chapters.garbage_collection.gc_tail import ScheduledSource
     from edumatcher.sinks import END
 
     monitor = GcMonitor()
@@ -329,7 +328,7 @@ def test_scheduled_source_ticks_idle_only_after_the_timeout_and_times_every_mess
 
 
 def test_fresh_tail_round_trips_and_the_lesson_is_worded_from_the_numbers() -> None:
-    from edumatcher.experiments.gc_tail import fresh_tail, tail_lesson
+    from edumatcher.chapters.garbage_collection.gc_tail import fresh_tail, tail_lesson
 
     d = TailRun.from_dict(fresh_tail(False, rush_orders=500, build_orders=300, rate=3_000.0))
     p = TailRun.from_dict(fresh_tail(True, rush_orders=500, build_orders=300, rate=3_000.0))

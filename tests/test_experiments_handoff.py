@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from edumatcher.experiments.handoff import (
+from edumatcher.chapters.measuring_honestly.handoff import (
     KINDS,
     Handoff,
     blocking_queue,

@@ -6,7 +6,7 @@ from heapq import heappop, heappush
 
 import pytest
 
-from edumatcher.experiments.heaps import (
+from edumatcher.chapters.heaps_and_indexes.heaps import (
     ENTRY_LAYOUTS,
     CompactionRow,
     DeletionCosts,
@@ -25,7 +25,7 @@ from edumatcher.experiments.heaps import (
     resting_heap,
     tracked_per_resting_order,
 )
-from edumatcher.measure import Measurement
+from edumatcher.kit import Measurement
 
 
 def test_eager_and_lazy_cancels_leave_the_same_live_orders_in_priority_order() -> None:

@@ -7,7 +7,7 @@ import gc
 import pytest
 
 from edumatcher.book import COMPACT_SLACK
-from edumatcher.experiments.heaps import (
+from edumatcher.chapters.heaps_and_indexes.heaps import (
     CompactionCount,
     OperationTimes,
     book_at_depth,
@@ -22,7 +22,7 @@ from edumatcher.experiments.heaps import (
     slow_operations_verdict,
     time_each_operation,
 )
-from edumatcher.measure import Measurement, compare
+from edumatcher.kit import Measurement, compare
 from edumatcher.workloads import CANCEL, NEW, prepare
 
 

@@ -11,7 +11,8 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from edumatcher.experiments.inline_values import (  # noqa: E402
+from edumatcher.chapters.data_representation.figures import memory_by_fields  # noqa: E402
+from edumatcher.chapters.data_representation.inline_values import (  # noqa: E402
     SHARED_KEYS_MAX_SIZE,
     LayoutRow,
     largest_step,
@@ -19,14 +20,13 @@ from edumatcher.experiments.inline_values import (  # noqa: E402
     layout_by_fields_isolated,
     materialised,
 )
-from edumatcher.experiments.slots import (  # noqa: E402
+from edumatcher.chapters.data_representation.slots import (  # noqa: E402
     SEED_SLOTS,
     bytes_per_instance,
     field_classes,
     measure_slots,
     seed_bytes_per_instance,
 )
-from edumatcher.figures.slots import memory_by_fields  # noqa: E402
 
 POINTER = struct.calcsize("P")
 

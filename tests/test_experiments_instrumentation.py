@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from edumatcher.comparison import compare
-from edumatcher.experiments.instrumentation import (
+from edumatcher.chapters.off_the_message_path.instrumentation import (
     ModuloRing,
     TimingCost,
     instrumentation_cost,
@@ -16,8 +15,8 @@ from edumatcher.experiments.instrumentation import (
     timed_loop,
     timing_overhead,
 )
-from edumatcher.experiments.message_path import encode_workload
-from edumatcher.measure import Measurement
+from edumatcher.kit import Measurement, compare
+from edumatcher.kit.message_path import encode_workload
 from edumatcher.metrics import LatencyRing
 from edumatcher.workloads import steady_state
 

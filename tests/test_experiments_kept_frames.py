@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from edumatcher.experiments.kept_frames import (
+from edumatcher.chapters.measuring_honestly.kept_frames import (
     MODES,
     CopyKeepingSink,
     KeptFrames,
@@ -14,7 +14,7 @@ from edumatcher.experiments.kept_frames import (
     page_faults,
     rss_bytes,
 )
-from edumatcher.measure import compare
+from edumatcher.kit import compare
 
 
 def test_copy_keeping_sink_keeps_equal_but_distinct_payloads() -> None:

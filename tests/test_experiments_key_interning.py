@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from edumatcher.experiments.construction import (  # noqa: E402
+from edumatcher.chapters.construction_and_conversion.construction import (  # noqa: E402
     KEY_KINDS,
     direct_writer,
     hooked_and_plain,
@@ -17,15 +17,9 @@ from edumatcher.experiments.construction import (  # noqa: E402
     measure_synthetic_from_dict,
     wire_dict,
 )
-from edumatcher.experiments.slots import field_classes  # noqa: E402
-from edumatcher.figures.cost_bars import (  # noqa: E402
-    FASTER_B_COLOUR,
-    SLOWER_B_COLOUR,
-    UNDECIDED_COLOUR,
-    cost_bars,
-    ratio_bars,
-)
-from edumatcher.measure import Measurement, compare  # noqa: E402
+from edumatcher.chapters.data_representation.slots import field_classes  # noqa: E402
+from edumatcher.kit import Measurement, compare  # noqa: E402
+from edumatcher.kit.plots import FASTER_B_COLOUR, SLOWER_B_COLOUR, UNDECIDED_COLOUR, cost_bars, ratio_bars  # noqa: E402
 from edumatcher.model import Side  # noqa: E402
 
 

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from edumatcher.experiments.message_path import (
-    compare_decode_and_handle,
-    decode_and_handle,
-    encode_workload,
-    fresh_engine,
-    handling_latencies,
-    summarise_latencies,
-)
-from edumatcher.experiments.profiling import (
+from edumatcher.chapters.where_the_time_goes.profiling import (
     ONE_PERCENT,
     ProfileReport,
     ProfileRow,
     function_label,
     profile_beside_seed,
     profile_message_path,
+)
+from edumatcher.kit.message_path import (
+    compare_decode_and_handle,
+    decode_and_handle,
+    encode_workload,
+    fresh_engine,
+    handling_latencies,
+    summarise_latencies,
 )
 from edumatcher.messages import loads
 from edumatcher.workloads import steady_state
@@ -118,7 +118,12 @@ def test_the_harness_clock_is_left_out_by_module_and_function_and_other_lambdas_
     import cProfile
     import pstats
 
-    from edumatcher.experiments.profiling import HARNESS_FRAMES, is_harness, report_from_stats, without_harness
+    from edumatcher.chapters.where_the_time_goes.profiling import (
+        HARNESS_FRAMES,
+        is_harness,
+        report_from_stats,
+        without_harness,
+    )
 
     payloads = encode_workload(steady_state(200, seed=1))
     engine = fresh_engine()

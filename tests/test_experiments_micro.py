@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from edumatcher.experiments import micro
-from edumatcher.experiments.tools import loop_loads
+from edumatcher.chapters.the_standard_tools import micro
+from edumatcher.chapters.the_standard_tools.tools import loop_loads
 from edumatcher.model import OrderStatus
 from edumatcher.workloads import standard, to_order
 

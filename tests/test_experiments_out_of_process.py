@@ -6,7 +6,7 @@ import statistics
 
 import pytest
 
-from edumatcher.experiments import out_of_process as oop
+from edumatcher.chapters.the_standard_tools import out_of_process as oop
 
 
 def test_pyperf_result_separates_spread_within_and_between_workers() -> None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from edumatcher.experiments import pitfalls
-from edumatcher.experiments.message_path import encode_workload
-from edumatcher.isolated import IsolatedRunError
-from edumatcher.measure import Measurement
+from edumatcher.chapters.measuring_honestly import pitfalls
+from edumatcher.kit import IsolatedRunError, Measurement
+from edumatcher.kit.message_path import encode_workload
 from edumatcher.workloads import steady_state
 
 

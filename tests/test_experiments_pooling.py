@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from edumatcher.experiments.held_values import INTS, ORDERS
-from edumatcher.experiments.pooling import (
+from edumatcher.chapters.the_java_question.held_values import INTS, ORDERS
+from edumatcher.chapters.the_java_question.pooling import (
     INIT_LABEL,
     NEW_LABEL,
     POOL_LABEL,
@@ -49,7 +49,7 @@ def test_stale_reference_shows_another_orders_data() -> None:
 def test_allocation_code_builds_a_filled_order_three_ways() -> None:
     code = allocation_code()
     assert list(code) == [INIT_LABEL, NEW_LABEL, POOL_LABEL]
-    from edumatcher.experiments.pooling import _namespace
+    from edumatcher.chapters.the_java_question.pooling import _namespace
 
     for label, statement in code.items():
         names = _namespace()

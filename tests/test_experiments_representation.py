@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from edumatcher.experiments.exact_prices import walk_the_ladder
-from edumatcher.experiments.side_by_side import (
-    QUOTED_000,
-    Quoted,
-    measured_here,
-    ratio_verdict,
-    side_by_side,
-    timing_table,
-)
-from edumatcher.experiments.slots import (
+from edumatcher.chapters.data_representation.exact_prices import walk_the_ladder
+from edumatcher.chapters.data_representation.slots import (
     SlotsFigures,
     bytes_per_instance,
     field_classes,
@@ -21,7 +13,8 @@ from edumatcher.experiments.slots import (
     measure_slots,
     ratio_report,
 )
-from edumatcher.measure import Comparison, Measurement, compare
+from edumatcher.kit import Comparison, Measurement, compare
+from edumatcher.kit.side_by_side import QUOTED_000, Quoted, measured_here, ratio_verdict, side_by_side, timing_table
 
 FAST = {"budget": 0.05, "target": 0.001}  # the fewest rounds a comparison takes: tests check structure, not speed
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from edumatcher.comparison import OUTCOMES
-from edumatcher.experiments.snapshots import (
+from edumatcher.chapters.off_the_message_path.snapshots import (
     MIN_PASSES,
     CountingSink,
     PublicationCost,
@@ -16,7 +15,7 @@ from edumatcher.experiments.snapshots import (
     snapshot_costs,
     trade_pairs,
 )
-from edumatcher.measure import Measurement, compare
+from edumatcher.kit import OUTCOMES, Measurement, compare
 from edumatcher.sinks import IterableSource
 
 

@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from edumatcher.experiments import tools
+from edumatcher.chapters.the_standard_tools import tools
 from edumatcher.workloads import standard, to_order
 
 
@@ -120,7 +120,7 @@ def test_dis_helpers_on_constant_folding_and_loops() -> None:
 
 
 def test_c_functions_fold_into_their_python_callers_as_py_spy_sees_them() -> None:
-    from edumatcher.experiments.tools import compare_self_shares, profiler_self_shares
+    from edumatcher.chapters.the_standard_tools.tools import compare_self_shares, profiler_self_shares
 
     handle, submit, get = ("/x/engine.py", 257, "handle"), ("/x/book.py", 418, "submit"), ("~", 0, "<method 'get'>")
     run_all = ("/nb.py", 1, "run_all")

@@ -8,9 +8,9 @@ matplotlib.use("Agg")
 
 from matplotlib.collections import PathCollection  # noqa: E402
 
-from edumatcher.experiments.handoff import KINDS, Handoff  # noqa: E402
-from edumatcher.experiments.kept_frames import KeptFrames  # noqa: E402
-from edumatcher.figures.runs import handoff_figure, kept_frames_figure  # noqa: E402
+from edumatcher.chapters.measuring_honestly.figures import handoff_figure, kept_frames_figure  # noqa: E402
+from edumatcher.chapters.measuring_honestly.handoff import KINDS, Handoff  # noqa: E402
+from edumatcher.chapters.measuring_honestly.kept_frames import KeptFrames  # noqa: E402
 
 
 def _kf(mode: str, ms: float, kept: int, per_frame: int) -> KeptFrames:

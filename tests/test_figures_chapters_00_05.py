@@ -9,17 +9,25 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from edumatcher.experiments.heaps import CompactionRow, DeletionCosts  # noqa: E402
-from edumatcher.experiments.profiling import ProfileReport, ProfileRow  # noqa: E402
-from edumatcher.experiments.slots import SlotsFigures  # noqa: E402
-from edumatcher.figures.compaction import compaction_sweep_figure, compaction_trace_figure  # noqa: E402
-from edumatcher.figures.cost_bars import cost_bars, saving_bars, time_unit  # noqa: E402
-from edumatcher.figures.deletion import deletion_curves  # noqa: E402
-from edumatcher.figures.depth import depth_chart, queue_ladder  # noqa: E402
-from edumatcher.figures.latency import latency_histogram  # noqa: E402
-from edumatcher.figures.profile import profile_bars  # noqa: E402
-from edumatcher.figures.slots import slots_panels  # noqa: E402
-from edumatcher.measure import Measurement, compare  # noqa: E402
+from edumatcher.chapters.data_representation.figures import slots_panels  # noqa: E402
+from edumatcher.chapters.data_representation.slots import SlotsFigures  # noqa: E402
+from edumatcher.chapters.heaps_and_indexes.figures import (  # noqa: E402
+    compaction_sweep_figure,
+    compaction_trace_figure,
+    deletion_curves,  # noqa: E402
+)
+from edumatcher.chapters.heaps_and_indexes.heaps import CompactionRow, DeletionCosts  # noqa: E402
+from edumatcher.chapters.where_the_time_goes.figures import profile_bars  # noqa: E402
+from edumatcher.chapters.where_the_time_goes.profiling import ProfileReport, ProfileRow  # noqa: E402
+from edumatcher.kit import Measurement, compare  # noqa: E402
+from edumatcher.kit.plots import (  # noqa: E402  # noqa: E402
+    cost_bars,
+    depth_chart,
+    latency_histogram,  # noqa: E402
+    queue_ladder,
+    saving_bars,
+    time_unit,
+)
 from edumatcher.model import TIF, Order, OrderType, Side  # noqa: E402
 
 

@@ -11,25 +11,30 @@ from collections.abc import Iterator  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from edumatcher.experiments.array_book import level_memory  # noqa: E402
-from edumatcher.experiments.bimodal import BimodalResult, RunRecord  # noqa: E402
-from edumatcher.experiments.egress import simulate  # noqa: E402
-from edumatcher.experiments.gc_pauses import PauseRow  # noqa: E402
-from edumatcher.experiments.gc_tail import TailRun  # noqa: E402
-from edumatcher.experiments.opening_memory import RampProfile  # noqa: E402
-from edumatcher.experiments.pitfalls import SingleVsMedian  # noqa: E402
-from edumatcher.experiments.pooling import TrackedRow  # noqa: E402
-from edumatcher.experiments.snapshots import PublicationCost, SnapshotCost  # noqa: E402
-from edumatcher.figures.gc import pause_curve, ramp_memory, tail_histograms, tail_timeline  # noqa: E402
-from edumatcher.figures.memory import level_memory_figure  # noqa: E402
-from edumatcher.figures.pooling import tracked_bars  # noqa: E402
-from edumatcher.figures.queues import egress_figure  # noqa: E402
-from edumatcher.figures.run_loop import LOOP_ARROWS, LOOP_BOXES, run_loop_diagram  # noqa: E402
-from edumatcher.figures.runs import before_after, runs_strip, single_vs_median_figure  # noqa: E402
-from edumatcher.figures.sampling import percentile_comparison  # noqa: E402
-from edumatcher.figures.snapshots import snapshot_cost_figure  # noqa: E402
-from edumatcher.measure import Measurement, compare  # noqa: E402
-from edumatcher.open_loop import OpenLoopRun  # noqa: E402
+from edumatcher.chapters.beyond_heaps.array_book import level_memory  # noqa: E402
+from edumatcher.chapters.beyond_heaps.egress import simulate  # noqa: E402
+from edumatcher.chapters.beyond_heaps.figures import (
+    egress_figure,  # noqa: E402
+    level_memory_figure,  # noqa: E402
+)
+from edumatcher.chapters.garbage_collection.figures import pause_curve, ramp_memory, tail_histograms, tail_timeline  # noqa: E402
+from edumatcher.chapters.garbage_collection.gc_pauses import PauseRow  # noqa: E402
+from edumatcher.chapters.garbage_collection.gc_tail import TailRun  # noqa: E402
+from edumatcher.chapters.garbage_collection.opening_memory import RampProfile  # noqa: E402
+from edumatcher.chapters.measuring_honestly.bimodal import BimodalResult, RunRecord  # noqa: E402
+from edumatcher.chapters.measuring_honestly.figures import before_after, runs_strip, single_vs_median_figure  # noqa: E402
+from edumatcher.chapters.measuring_honestly.pitfalls import SingleVsMedian  # noqa: E402
+from edumatcher.chapters.off_the_message_path.figures import (  # noqa: E402
+    LOOP_ARROWS,
+    LOOP_BOXES,
+    percentile_comparison,  # noqa: E402
+    run_loop_diagram,
+    snapshot_cost_figure,  # noqa: E402
+)
+from edumatcher.chapters.off_the_message_path.snapshots import PublicationCost, SnapshotCost  # noqa: E402
+from edumatcher.chapters.the_java_question.figures import tracked_bars  # noqa: E402
+from edumatcher.chapters.the_java_question.pooling import TrackedRow  # noqa: E402
+from edumatcher.kit import Measurement, OpenLoopRun, compare  # noqa: E402
 
 
 def m(seconds: float, label: str = "x", ops: int = 1) -> Measurement:

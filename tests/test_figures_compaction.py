@@ -8,8 +8,8 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from edumatcher.experiments.heaps import OperationTimes  # noqa: E402
-from edumatcher.figures.compaction import operation_times_figure  # noqa: E402
+from edumatcher.chapters.heaps_and_indexes.figures import operation_times_figure  # noqa: E402
+from edumatcher.chapters.heaps_and_indexes.heaps import OperationTimes  # noqa: E402
 
 
 def test_operation_times_figure_draws_one_panel_per_run_with_markers() -> None:

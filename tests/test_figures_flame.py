@@ -13,7 +13,13 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from edumatcher.figures.flame import FlameNode, flame_graph, frame_label, tree_from_folded, tree_from_pstats  # noqa: E402
+from edumatcher.chapters.the_standard_tools.figures import (  # noqa: E402
+    FlameNode,
+    flame_graph,
+    frame_label,
+    tree_from_folded,
+    tree_from_pstats,
+)
 
 
 def test_folded_stacks_sum_along_every_path_and_sort_widest_first() -> None:

@@ -43,7 +43,7 @@ WIDGET_CELL = f"""\
 from IPython.display import HTML
 from matplotlib.figure import Figure
 import ipywidgets as widgets
-from edumatcher.widgets.figure_control import FigureControl
+from edumatcher.kit.figure_control import FigureControl
 
 def draw(n):
     fig = Figure(figsize=(3, 2))
@@ -109,7 +109,7 @@ def test_figure_control_sets_its_output_without_capturing(monkeypatch: pytest.Mo
     from IPython.display import HTML
     from matplotlib.figure import Figure
 
-    from edumatcher.widgets.figure_control import FigureControl
+    from edumatcher.kit.figure_control import FigureControl
 
     def no_capture(self: widgets.Output) -> None:
         raise AssertionError("FigureControl captured output with `with output:`")
@@ -162,7 +162,7 @@ out"""
 
 def test_check_verdicts_driver_survives_a_capturing_output_widget(counts: _Counts, tmp_path: Path) -> None:
     """``verdict_check.run_notebook`` re-arms the shell socket after the imitation's sends."""
-    from edumatcher.verdict_check import run_notebook
+    from edumatcher.kit.verdict_check import run_notebook
 
     path = tmp_path / "capture.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell(CAPTURING_CELL), new_code_cell("print('done')")]), str(path))

@@ -16,8 +16,9 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from edumatcher.experiments.gc_pauses import collector_state  # noqa: E402
-from edumatcher.experiments.held_values import (  # noqa: E402
+from edumatcher.chapters.garbage_collection.gc_pauses import collector_state  # noqa: E402
+from edumatcher.chapters.the_java_question.figures import FLOOR, added_pause_figure  # noqa: E402
+from edumatcher.chapters.the_java_question.held_values import (  # noqa: E402
     HOLDINGS,
     INTS,
     ORDERS,
@@ -29,8 +30,7 @@ from edumatcher.experiments.held_values import (  # noqa: E402
     difference_interval,
     growth_verdict,
 )
-from edumatcher.figures.held_values import FLOOR, added_pause_figure  # noqa: E402
-from edumatcher.measure import Measurement  # noqa: E402
+from edumatcher.kit import Measurement  # noqa: E402
 
 
 def row(holding: str, n: int, added: float, spread: float = 0.0, tracked: int = 1) -> HeldCost:

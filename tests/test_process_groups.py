@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from edumatcher.process_groups import descendants, signal_group
+from edumatcher.grading.process_groups import descendants, signal_group
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "killpg"), reason="process groups are a POSIX feature")
 

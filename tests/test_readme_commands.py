@@ -22,8 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from edumatcher.lab import LabServer, free_port, isolated_env
+from lab_server import LabServer, free_port, isolated_env
 
 REPO = Path(__file__).resolve().parent.parent
 FIRST_NOTEBOOK = "course/00_start_here.ipynb"

@@ -15,7 +15,7 @@ import pytest
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
-from edumatcher.widgets.figure_control import WIDGET_VIEW, FigureControl, static_fallback
+from edumatcher.kit.figure_control import WIDGET_VIEW, FigureControl, static_fallback
 
 
 class _Picture:
@@ -65,7 +65,7 @@ def test_nbconvert_renders_the_picture_of_a_notebook_without_widget_state() -> N
     nb.cells = [nbformat.v4.new_code_cell(
         "%matplotlib inline\n"
         "import ipywidgets as widgets, matplotlib.pyplot as plt\n"
-        "from edumatcher.widgets.figure_control import FigureControl\n"
+        "from edumatcher.kit.figure_control import FigureControl\n"
         "def draw(size):\n"
         "    fig, ax = plt.subplots()\n"
         "    ax.plot(range(size))\n"
@@ -80,7 +80,7 @@ def test_nbconvert_renders_the_picture_of_a_notebook_without_widget_state() -> N
 
 
 def test_the_checklist_shows_its_first_question_without_a_kernel() -> None:
-    from edumatcher.widgets.checklist import checklist_walker
+    from edumatcher.chapters.measuring_honestly.widget import checklist_walker
 
     walker = checklist_walker()
     bundle = walker._repr_mimebundle_()

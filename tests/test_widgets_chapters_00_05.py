@@ -9,13 +9,13 @@ matplotlib.use("Agg")
 import ipywidgets as widgets  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from edumatcher.widgets.book_depth import depth_explorer  # noqa: E402
-from edumatcher.widgets.codecs import codec_explorer  # noqa: E402
-from edumatcher.widgets.compaction import compaction_explorer  # noqa: E402
-from edumatcher.widgets.construction import from_dict_explorer  # noqa: E402
-from edumatcher.widgets.figure_control import FigureControl  # noqa: E402
-from edumatcher.widgets.latency import latency_explorer  # noqa: E402
-from edumatcher.widgets.slots import slots_explorer  # noqa: E402
+from edumatcher.chapters.construction_and_conversion.widget import from_dict_explorer  # noqa: E402
+from edumatcher.chapters.data_representation.widget import slots_explorer  # noqa: E402
+from edumatcher.chapters.heaps_and_indexes.widget import compaction_explorer  # noqa: E402
+from edumatcher.chapters.serialisation.widget import codec_explorer  # noqa: E402
+from edumatcher.chapters.start_here import depth_explorer  # noqa: E402
+from edumatcher.chapters.where_the_time_goes.widget import latency_explorer  # noqa: E402
+from edumatcher.kit.figure_control import FigureControl  # noqa: E402
 
 
 def test_figure_control_draws_on_creation_and_on_every_change() -> None:

@@ -12,14 +12,14 @@ import ipywidgets as widgets  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from edumatcher.experiments.gc_pauses import PauseRow, collector_state  # noqa: E402
-from edumatcher.experiments.held_values import HOLDINGS  # noqa: E402
-from edumatcher.measure import Measurement  # noqa: E402
-from edumatcher.widgets import gc_sizes  # noqa: E402
-from edumatcher.widgets.checklist import checklist_walker  # noqa: E402
-from edumatcher.widgets.egress import egress_explorer  # noqa: E402
-from edumatcher.widgets.sample_rate import sample_rate_explorer  # noqa: E402
-from edumatcher.widgets.tracking import tracking_explorer  # noqa: E402
+from edumatcher.chapters.beyond_heaps.widget import egress_explorer  # noqa: E402
+from edumatcher.chapters.garbage_collection import widget as gc_sizes  # noqa: E402
+from edumatcher.chapters.garbage_collection.gc_pauses import PauseRow, collector_state  # noqa: E402
+from edumatcher.chapters.measuring_honestly.widget import checklist_walker  # noqa: E402
+from edumatcher.chapters.off_the_message_path.widget import sample_rate_explorer  # noqa: E402
+from edumatcher.chapters.the_java_question.held_values import HOLDINGS  # noqa: E402
+from edumatcher.chapters.the_java_question.widget import tracking_explorer  # noqa: E402
+from edumatcher.kit import Measurement  # noqa: E402
 
 
 def test_sample_rate_explorer_defaults_to_one_in_sixteen_and_redraws() -> None:

@@ -12,8 +12,8 @@ import pstats  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from edumatcher.experiments.message_path import fresh_engine  # noqa: E402
-from edumatcher.widgets.profile_explorer import profile_explorer, root_choices  # noqa: E402
+from edumatcher.chapters.the_standard_tools.widget import profile_explorer, root_choices  # noqa: E402
+from edumatcher.kit.message_path import fresh_engine  # noqa: E402
 from edumatcher.workloads import encode_workload, standard  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Benchmarks that print figures (never assert them): ``python -m edumatcher bench NAME``.
 
-Every benchmark runs on the one ``edumatcher.measure`` harness, compares things
+Every benchmark runs on the one ``edumatcher.kit`` harness, compares things
 measured in the same process (ratios survive a noisy shared machine), and opens
 its output with the method and the interpreter.
 """
@@ -37,8 +37,9 @@ def resolve_repeat(repeat: int | None) -> int:
     >>> resolve_repeat(None), resolve_repeat(9)
     (5, 9)
     """
-    from ..cli import CliError
-    from ..measure import MIN_REPEAT
+    from edumatcher import CliError
+
+    from ..kit import MIN_REPEAT
 
     if repeat is None:
         return MIN_REPEAT

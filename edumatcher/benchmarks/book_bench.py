@@ -21,7 +21,7 @@ Method
   target is a ratio of at least 0.6; the run reports whether it met it and never
   fails on it. Each ``verdict:`` line is ``measure.compare`` of the two
   contenders: the ratio of medians with a 95 % bootstrap interval over the
-  interleaved passes, resampled as pairs (see ``edumatcher.comparison``).
+  interleaved passes, resampled as pairs (see ``edumatcher.kit._compare``).
 * **Correctness check**: both books must print the same number of trades and find
   the same number of orders to cancel, on every pass; otherwise a MISMATCH line is
   printed and the exit code is 1.
@@ -43,8 +43,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from edumatcher import CliError
+
 from .. import workloads
-from ..cli import CliError
 from ..kit import (
     Measurement,
     Pass,
@@ -185,7 +186,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     say(f"  schedule   interleaved A B A B ..., 1 warm-up pass each, then {repeat} timed passes each")
     say("  collector  off while timing, young objects collected between passes (its cost is `bench gc`'s subject)")
     say("  figures    median ops/s over the passes (min–max); ratio full/bare of the medians")
-    say("  verdicts   ratio of median times with a 95 % bootstrap CI over the paired passes (edumatcher.comparison)")
+    say("  verdicts   ratio of median times with a 95 % bootstrap CI over the paired passes (edumatcher.kit._compare)")
     say(f"interpreter: {interpreter()}")
     say(f"machine:     {machine()}")
     say()

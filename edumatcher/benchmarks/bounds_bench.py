@@ -10,11 +10,11 @@ Four parts, each printing its own method line:
 * issue 15's book rows (``book_bounds.run_issue_15``): a MARKET order into a large
   iceberg, a FOK with self-match prevention whose owner holds many stops, a FOK against
   many levels, ``depth(20)`` over many levels, the memory of one resting order;
-* published frames (``experiments.frame_memory``, in a fresh interpreter): ``len``,
+* published frames (``edumatcher.chapters.beyond_heaps.frame_memory``, in a fresh interpreter): ``len``,
   ``sys.getsizeof`` and ``tracemalloc`` for the same trade frames built as the codec
   returns them, right-sized, and by the stdlib ``json``, each filling a queue
   counted by ``len`` (the trap);
-* the queue as the engine would use it (``experiments.egress.engine_frame_queue``,
+* the queue as the engine would use it (``edumatcher.chapters.beyond_heaps.egress.engine_frame_queue``,
   in a fresh interpreter): a default ``ByteBoundedQueue`` (real-memory count)
   filled with the engine's own frames: what it counts against what
   ``tracemalloc`` sees it hold.
@@ -24,7 +24,8 @@ Figures only: nothing here is asserted (tests check the bounds).
 
 from __future__ import annotations
 
-from ..cli import CliError
+from edumatcher import CliError
+
 from ..kit import run_isolated
 from . import book_bounds, say
 
@@ -39,7 +40,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
     """Print the four parts; return 0. ``seed`` is unused (the inputs are fixed); ``--repeat`` is refused."""
     if repeat is not None:
         raise CliError("bench bounds takes no --repeat: each row has its own fixed count (book_bounds.REPEAT)")
-    from ..experiments.frame_memory import frame_memory_isolated, queue_verdict
+    from ..chapters.beyond_heaps.frame_memory import frame_memory_isolated, queue_verdict
 
     say("bench bounds: issues 15 and 26, measured here" + (" [--quick]" if quick else ""))
     say("[1/4] issue 26: one message's time, at two sizes")
@@ -57,7 +58,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
             f"{row['queue_counted'] / 1e6:.1f} MB, holds {row['queue_traced'] / 1e6:.1f} MB")
     say(f"      verdict: {queue_verdict(result)}")
     say(f"[4/4] the engine's frames in a default ByteBoundedQueue(max_bytes={cap:,}) (real-memory count; fresh interpreter)")
-    q = run_isolated("edumatcher.experiments.egress:engine_frame_queue", {"frames": frames, "max_bytes": cap}, timeout=600.0)
+    q = run_isolated("edumatcher.chapters.beyond_heaps.egress:engine_frame_queue", {"frames": frames, "max_bytes": cap}, timeout=600.0)
     say(f"      {q['items']:,} of {q['frames_offered']:,} frames queued (builders right-sized: {q['right_sized']}): "
         f"the queue counts {q['counted'] / 1e6:.2f} MB, tracemalloc sees {q['traced'] / 1e6:.2f} MB held; "
         f"their payloads' len is {q['len_bytes'] / 1e6:.2f} MB")

@@ -41,8 +41,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from edumatcher import CliError
+
 from .. import workloads
-from ..cli import CliError
 from ..kit import (
     Measurement,
     Pass,

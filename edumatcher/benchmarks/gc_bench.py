@@ -79,8 +79,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from edumatcher import CliError
+
 from .. import workloads
-from ..cli import CliError
 from ..gc_policy import FREEZE_DELAY_S, GcPolicy
 from ..kit import Pass, PassRecord, format_rate, interleave, interpreter, machine
 from ..kit.open_loop import LatencyReport, OpenLoopRun, arrival_offsets, drive

@@ -45,8 +45,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from edumatcher import CliError
+
 from .. import workloads
-from ..cli import CliError
 from ..kit import interpreter, machine
 from ..kit.open_loop import ARRIVALS, LatencyReport, arrival_offsets, drive
 from ..sinks import DiscardingSink

@@ -25,12 +25,13 @@ from collections.abc import Iterable
 
 from .notebook_cells import BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS, RegionError, find_regions
 
-__all__ = ["HiddenText", "check_message", "answer_message"]
+__all__ = ["HiddenText", "check_message", "answer_message", "describe_error"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # IPython's frame header for a cell ("Cell In[12], line 7"), and an older form ("<ipython-input-3-...>").
 _CELL_FRAME = re.compile(r"(?:Cell In\s*\[\d*\],\s*line\s+(\d+))|(?:<ipython-input-[^>]*>)")
 _ARROW_LINE = re.compile(r"^\s*-+>\s*(\d+)")
+_ARROW = re.compile(r"^-+>\s*\d*\s*")  # IPython's "----> 12 " prefix on the failing line
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]{0,79}$")
 # Hidden lines shorter than this are too common ("else:", "pass") to tell a leak from a coincidence.
 _MIN_LEAK = 16
@@ -152,3 +153,25 @@ def _visible_part(source: str) -> str:
 
 def _normal(text: str) -> str:
     return " ".join(text.split())
+
+
+def describe_error(ename: str, evalue: str, traceback: list[str] | None = None) -> str:
+    """One readable line for an exception raised in a cell: ``Name: message``, or the failing line.
+
+    A bare ``assert`` has no message, so the line IPython marks with an arrow is shown instead.
+
+    >>> describe_error("AssertionError", "add(2, 3) should be 5")
+    'AssertionError: add(2, 3) should be 5'
+    >>> describe_error("AssertionError", "", ["Cell In[3], line 2", "----> 2 assert f(1) == 2"])
+    'AssertionError at: assert f(1) == 2'
+    """
+    if evalue and evalue.strip():
+        text = f"{ename}: {evalue.strip()}"
+    else:
+        lines = [line for entry in traceback or [] for line in _ANSI.sub("", str(entry)).splitlines()]
+        marked = [line.strip() for line in lines if line.lstrip().startswith("---->")]
+        if marked:
+            text = f"{ename} at: {_ARROW.sub('', marked[-1])}"
+        else:
+            text = ename or "error"
+    return text if len(text) <= 1000 else text[:997] + "..."

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .exercise import Exercise
-from .report import NOT_SUBMITTED
-from .score import GRADED, SubmissionResult
+from .score import GRADED, NOT_SUBMITTED, SubmissionResult
 
 __all__ = ["CheckRate", "check_pass_rates", "write_class_report", "render_class_report"]
 

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from edumatcher.cli import CliError
+from edumatcher import CliError
 
 __all__ = ["add_parsers"]
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import re
 import subprocess
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -27,8 +26,9 @@ from nbclient.exceptions import CellExecutionComplete, DeadKernelError
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
-from ..process_groups import signal_group
+from .check_messages import describe_error
 from .guarded_checks import CheckGuard
+from .process_groups import signal_group
 from .sandbox import sandboxed_kernel_manager
 
 __all__ = ["CellOutcome", "Twin", "run_cells", "describe_error", "DEFAULT_MAX_OUTPUT_CHARS",
@@ -39,8 +39,6 @@ DEFAULT_MAX_OUTPUT_CHARS = 20_000
 DEFAULT_MAX_TOTAL_OUTPUT_CHARS = 2_000_000
 # After an interrupt, how long a healthy kernel needs to answer an empty request.
 _RESPONSIVE_WITHIN_S = 5.0
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_ARROW = re.compile(r"^-+>\s*\d*\s*")  # IPython's "----> 12 " prefix on the failing line
 # Display metadata nested deeper than this is counted as over every cap (it is never worth storing).
 _MAX_DEPTH = 64
 
@@ -66,28 +64,6 @@ class Twin:
 
     source: str
     first: bool
-
-
-def describe_error(ename: str, evalue: str, traceback: list[str] | None = None) -> str:
-    """One readable line for an exception raised in a cell: ``Name: message``, or the failing line.
-
-    A bare ``assert`` has no message, so the line IPython marks with an arrow is shown instead.
-
-    >>> describe_error("AssertionError", "add(2, 3) should be 5")
-    'AssertionError: add(2, 3) should be 5'
-    >>> describe_error("AssertionError", "", ["Cell In[3], line 2", "----> 2 assert f(1) == 2"])
-    'AssertionError at: assert f(1) == 2'
-    """
-    if evalue and evalue.strip():
-        text = f"{ename}: {evalue.strip()}"
-    else:
-        lines = [line for entry in traceback or [] for line in _ANSI.sub("", str(entry)).splitlines()]
-        marked = [line.strip() for line in lines if line.lstrip().startswith("---->")]
-        if marked:
-            text = f"{ename} at: {_ARROW.sub('', marked[-1])}"
-        else:
-            text = ename or "error"
-    return text if len(text) <= 1000 else text[:997] + "..."
 
 
 def _output_size(out: NotebookNode) -> int:

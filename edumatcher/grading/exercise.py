@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from edumatcher.cli import CliError
+from edumatcher import CliError
 
 from .notebook_cells import (
     BEGIN_HIDDEN_TESTS,

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edumatcher.cli import CliError
+from edumatcher import CliError
 
 from .score import CheckResult, SubmissionResult
 

@@ -52,6 +52,7 @@ from typing import Any
 from nbformat import NotebookNode
 
 from . import kernel_guard
+from .check_messages import describe_error
 
 __all__ = ["CheckGuard", "Failure", "GuardUnavailable", "witness_line"]
 
@@ -135,7 +136,6 @@ class CheckGuard:
         """Why a check whose reply said ``ok`` does not pass, or None when every sign agrees."""
         errors = [out for out in cell.get("outputs", []) if out.get("output_type") == "error"]
         if errors:
-            from .execute import describe_error  # here: execute imports this module
 
             last = errors[-1]
             traceback = last.get("traceback")

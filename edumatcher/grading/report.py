@@ -35,7 +35,7 @@ from typing import Any
 from .exercise import Exercise
 from .gradebook import Gradebook, GradebookEntry
 from .identities import name_key
-from .score import GRADED, TAMPERED, CheckResult, SubmissionResult
+from .score import GRADED, NOT_SUBMITTED, TAMPERED, CheckResult, SubmissionResult
 from .submissions import safe_name, student_folder_name
 
 __all__ = [
@@ -44,7 +44,6 @@ __all__ = [
 ]
 
 POINTS_ROW_STUDENT = "(points)"
-NOT_SUBMITTED = "not-submitted"
 NOT_ON_ROSTER = "not on the roster"
 STALE = "graded against another version of this exercise: grade its file again"
 

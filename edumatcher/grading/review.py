@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edumatcher.cli import CliError
+from edumatcher import CliError
 
 __all__ = [
     "CSV_NAME", "CSV_COLUMNS", "WrittenAnswer", "ScoreRow", "question_prompt", "model_answer",

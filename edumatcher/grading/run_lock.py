@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from edumatcher.cli import CliError
+from edumatcher import CliError
 
 __all__ = ["LOCK_NAME", "GradebookBusy", "RunLock"]
 

@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from edumatcher.cli import CliError
+from edumatcher import CliError
 
 from .gradebook import printable
 from .identities import name_key

@@ -77,7 +77,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edumatcher.cli import CliError
+from edumatcher import CliError
 
 from .kernel_cgroups import CgroupSupport, kernel_cgroups
 from .kernel_cgroups import probe as probe_cgroups

@@ -32,6 +32,7 @@ from .exercise import Exercise
 
 __all__ = [
     "GRADED", "TAMPERED", "TIMEOUT", "KERNEL_DIED", "INVALID", "EMPTY", "UNKNOWN_EXERCISE", "ERROR",
+    "NOT_SUBMITTED",
     "CheckResult", "SubmissionResult", "result_from_events", "result_without_run",
 ]
 
@@ -43,6 +44,8 @@ INVALID = "invalid"
 EMPTY = "empty"
 UNKNOWN_EXERCISE = "unknown-exercise"
 ERROR = "error"
+NOT_SUBMITTED = "not-submitted"
+"""A student with no file for an exercise: the report's row, never a run (``report`` and ``class_report`` both read it)."""
 
 
 # Why a check has no outcome, by row status; the row's reason holds the details.

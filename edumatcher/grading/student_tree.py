@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from edumatcher.cli import CliError
+from edumatcher import CliError
 
 from .release import release_tree
 

@@ -35,7 +35,7 @@ import orjson
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
-from edumatcher.cli import CliError
+from edumatcher import CliError
 
 from .name_matching import blackboard_head, blackboard_students, lms_student, match_exercise
 

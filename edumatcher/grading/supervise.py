@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from ..process_groups import descendants, kill_all, signal_group
 from . import scratch
 from .exercise import Exercise, load_exercise
 from .notebook_cells import notebook_text
+from .process_groups import descendants, kill_all, signal_group
 from .release import release_notebook
 from .sandbox import DEFAULT_MEMORY_MB, SandboxChoice, resolve_sandbox, sandbox_spec
 from .score import INVALID, UNKNOWN_EXERCISE, SubmissionResult, result_from_events, result_without_run

@@ -48,6 +48,17 @@ The rooms, one job each (pyperf's layout):
 ``calibrate_rule``             ``python -m edumatcher.kit.calibrate_rule``: the rule on known effects
 =============================  ===========================================================
 
+What several chapters share, beside the rooms (a chapter's own code is in ``edumatcher.chapters``):
+
+=============================  ===========================================================
+``plots``                      the plotting style (its colours) and shared figures: ``cost_bars``,
+                               ``ratio_bars``, ``latency_histogram``, ``depth_chart``...
+``side_by_side``               quoted figures beside measured ones, in one table
+``message_path``               the engine's message path as an experiment: payloads, latencies
+``figure_control``             ``FigureControl``: a figure redrawn from a few controls
+``versions_view``              chapter 00's interpreter picker over ``versions``
+=============================  ===========================================================
+
 The rooms import in one direction only (metadata, formatter, measurement, timing,
 runner, verdict records, compare), so there is no import cycle; importing the kit
 loads neither numpy nor SciPy, and a worker process loads ``_timing`` alone.

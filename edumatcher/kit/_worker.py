@@ -50,7 +50,7 @@ from typing import Any
 
 import orjson
 
-from ..process_groups import signal_group
+from ..grading.process_groups import signal_group
 
 __all__ = ["IsolatedRunError", "WorkerRun", "spawn", "run_isolated", "run_workers", "worker_runs", "default_jobs",
            "echo", "fail", "sleep"]

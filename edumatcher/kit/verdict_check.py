@@ -375,7 +375,7 @@ def find_chapters(names: Sequence[str], course: Path) -> list[Path]:
     so ``3`` and ``03`` both mean ``03_*.ipynb``. No names: every chapter in ``course``.
     Raises ``CliError`` for a name that matches nothing.
     """
-    from ..cli import CliError
+    from edumatcher import CliError
 
     if not names:
         found = sorted(course.glob("*.ipynb"))
@@ -445,7 +445,7 @@ def _rearming_output_widget() -> type:
     that lands just then sits unread until the cell timeout and the run goes on with no error
     (jupyter/nbclient#312). Reading ``EVENTS`` through the asyncio socket after the send makes
     pyzmq look again and wake the waiting poll. The course's widgets no longer capture output
-    (``edumatcher.widgets.figure_control``); this keeps any other capture from stalling a check.
+    (``edumatcher.kit.figure_control``); this keeps any other capture from stalling a check.
     """
     import zmq
     from nbclient.output_widget import OutputWidget
@@ -474,8 +474,8 @@ def run_notebook(path: Path, *, timeout: int = DEFAULT_TIMEOUT_S, hog: int = 0) 
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    from ..grading.execute import describe_error
-    from ..process_groups import signal_group
+    from ..grading.check_messages import describe_error
+    from ..grading.process_groups import signal_group
 
     nb = nbformat.read(str(path), as_version=4)
     code_index = {i: k for k, i in enumerate((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), 1)}
@@ -630,7 +630,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..cli import CliError
+    from edumatcher import CliError
+
     from .load import MAX_PROCESSES
 
     if args.runs < 1:

@@ -98,7 +98,7 @@ PAYLOAD = {
     "tif": "GTC", "qty": 250, "price": "100.12", "owner": "ana", "smp": "NONE", "display_qty": 50,
     "ts": 1_764_000_000_123_456_789,
 }
-"""The 12-key order message chapter 04 encodes (``experiments.serialisation.realistic_order_payload``)."""
+"""The 12-key order message chapter 04 encodes (``edumatcher.chapters.serialisation.serialisation.realistic_order_payload``)."""
 
 
 class Side(str, Enum):
@@ -216,7 +216,7 @@ def field_classes() -> tuple[type, type]:
 
 
 def bytes_per_instance(cls: type, n: int = 20_000) -> float:
-    """Bytes ``tracemalloc`` sees allocated per ``cls()``, over ``n`` instances (as ``experiments.slots``)."""
+    """Bytes ``tracemalloc`` sees allocated per ``cls()``, over ``n`` instances (as ``edumatcher.chapters.data_representation.slots``)."""
     gc.collect()
     tracemalloc.start()
     try:

@@ -4,7 +4,7 @@ The course's figures belong to an interpreter. Seed 000 measured on CPython 3.14
 Binder runs one version, a laptop another, and several of the course's effects
 change between them. This module finds the CPython interpreters on the machine,
 runs the same suite of the course's headline measurements in each
-(``edumatcher/version_suite.py``, a standard-library-only script, in a fresh
+(``edumatcher/kit/version_suite.py``, a standard-library-only script, in a fresh
 process per interpreter, one interpreter after another so they never compete for
 the cores), and reports them in one table, interpreters as columns, with seed
 000's quoted CPython 3.14 figures beside them.
@@ -59,12 +59,15 @@ from ._measurement import Measurement
 from ._metadata import InterpreterInfo, machine
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from ._compare import Comparison
 
 __all__ = [
     "MIN_VERSION", "SUITE", "QUOTED_SOURCE", "FigureSpec", "SPECS", "Found", "Skipped", "Discovery", "Candidate",
     "candidates", "discover", "probe", "parse_py_launcher", "SuiteRun", "run_one", "run_all", "Report",
     "analyse", "ratio_of", "render_table", "changes", "CHANGE_FACTOR", "to_json", "add_parser", "QUICK_BUDGET", "DEFAULT_BUDGET",
+    "RATIO_KEYS", "QUOTED_COLOUR", "ratio_bars",
 ]
 
 MIN_VERSION = (3, 10)
@@ -744,7 +747,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..cli import CliError
+    from edumatcher import CliError
 
     budget = args.budget if args.budget is not None else (QUICK_BUDGET if args.quick else DEFAULT_BUDGET)
     if not 0 < budget <= 60:
@@ -778,8 +781,62 @@ def _run(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps(to_json(report), indent=1), encoding="utf-8")
         print(f"raw numbers: {args.json}")
     if not args.no_figure and report.ok_runs:
-        from ..figures.versions import ratio_bars
-
         ratio_bars(report).savefig(args.figure, dpi=120)
         print(f"figure: {args.figure}")
     return 0 if all(r.ok for r in report.runs) else 1  # every interpreter was still reported
+
+
+RATIO_KEYS = tuple(s.key for s in SPECS if s.key not in ("gc_young", "bare_book"))
+"""The figures drawn: every one that is a ratio (without / with the technique)."""
+
+QUOTED_COLOUR = "#000000"
+
+_PALETTE = ("#90caf9", "#42a5f5", "#1e88e5", "#1565c0", "#0d47a1", "#7e57c2", "#26a69a", "#8d6e63")
+
+
+def ratio_bars(report: Report, *, title: str = "") -> Figure:
+    """One group of bars per ratio, one bar per interpreter, whiskers at the 95 % CI, log scale.
+
+    A black diamond marks seed 000's quoted CPython 3.14 ratio where it printed
+    both figures; a figure an interpreter could not produce (orjson or the engine
+    missing) has no bar and a small "n/a". The dotted line at 1 is "no
+    difference": above it, the technique on the right of the label saves time.
+    """
+    from matplotlib.figure import Figure  # here: the command line needs matplotlib only to draw
+
+    runs = report.ok_runs
+    specs = [s for s in SPECS if s.key in RATIO_KEYS]
+    fig = Figure(figsize=(max(7.0, 1.05 * len(specs) + 2), 4.2), layout="constrained")
+    ax = fig.subplots()
+    width = 0.8 / max(1, len(runs))
+    for i, run in enumerate(runs):
+        colour = _PALETTE[i % len(_PALETTE)]
+        xs, heights, lows, highs, missing = [], [], [], [], []
+        for g, spec in enumerate(specs):
+            x = g - 0.4 + width * (i + 0.5)
+            value = report.ratio(run, spec.key)
+            if value is None or not all(math.isfinite(v) and v > 0 for v in value):
+                missing.append(x)
+                continue
+            ratio, low, high = value
+            xs.append(x)
+            heights.append(ratio)
+            lows.append(max(ratio - low, 0.0))
+            highs.append(max(high - ratio, 0.0))
+        ax.bar(xs, heights, width=width * 0.95, color=colour, label=run.interpreter.name,
+               yerr=[lows, highs], capsize=2, ecolor="#333333")
+        for x in missing:
+            ax.annotate("n/a", xy=(x, 1.0), ha="center", va="bottom", fontsize=6, rotation=90, color="#666666")
+    quoted = [(g, s.quoted_ratio) for g, s in enumerate(specs) if s.quoted_ratio is not None]
+    if quoted:
+        ax.scatter([g for g, _ in quoted], [r for _, r in quoted], marker="D", color=QUOTED_COLOUR, zorder=3,
+                   s=22, label="quoted, seed 000, CPython 3.14.10")
+    ax.axhline(1.0, color="#555555", linestyle=":", linewidth=1)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(specs)))
+    ax.set_xticklabels([s.title.split(": ", 1)[1].replace(" / ", "\n/ ") for s in specs], fontsize=7)
+    ax.set_ylabel("ratio without / with the technique (log)")
+    ax.legend(fontsize=7, ncols=2 if len(runs) > 3 else 1, loc="upper left")
+    ax.set_title(title or "The course's headline ratios on each interpreter (measured here; 95 % CI whiskers)",
+                 fontsize=10)
+    return fig

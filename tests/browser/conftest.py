@@ -95,7 +95,7 @@ def lab_server(lab_root: Path, tmp_path_factory: pytest.TempPathFactory, screens
     reason = _missing_prerequisite()
     if reason:
         pytest.skip(reason)
-    from edumatcher.lab import start_lab
+    from lab_server import start_lab
 
     home = tmp_path_factory.mktemp("jupyter-home")
     env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_PATH", "JUPYTER_CONFIG_PATH", "MPLBACKEND")}

@@ -59,7 +59,7 @@ def code_sources(path: Path) -> list[str]:
 def edumatcher_modules_importing(package: str, package_dir: Path) -> frozenset[str]:
     """Return dotted names of ``edumatcher`` modules (and their subpackages) that import *package*.
 
-    >>> "edumatcher.lab" in edumatcher_modules_importing("socket", Path("edumatcher").resolve())
+    >>> "edumatcher.kit.figure_control" in edumatcher_modules_importing("ipywidgets", Path("edumatcher").resolve())
     True
     """
     found = set()
@@ -77,9 +77,10 @@ def edumatcher_modules_importing(package: str, package_dir: Path) -> frozenset[s
             if any(name == package or name.startswith(package + ".") for name in names):
                 relative = source_file.relative_to(package_dir.parent).with_suffix("")
                 parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
-                # The module and the packages holding it: ``from edumatcher.widgets import x``
-                # may reach a submodule's control through the package's re-exports.
-                found.update(".".join(parts[:end]) for end in range(2, len(parts) + 1))
+                # The module only, not the packages holding it: a package that merely holds such a
+                # module (``edumatcher.kit``, ``edumatcher.chapters.x``) re-exports none of its controls,
+                # and ``from edumatcher.chapters.x import widget`` is matched through the module's name.
+                found.add(".".join(parts))
                 break
     return frozenset(found)
 

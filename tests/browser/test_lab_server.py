@@ -1,4 +1,4 @@
-"""``edumatcher.lab``: the server the browser tests use starts, answers, and leaves nothing behind."""
+"""``lab_server`` (tests/lab_server.py): the server the browser tests use starts, answers, and leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import time
 import urllib.error
 
 import pytest
-
-from edumatcher.lab import LabServer, isolated_env, lab_argv, start_lab
+from lab_server import LabServer, isolated_env, lab_argv, start_lab
 
 pytest.importorskip("jupyterlab")
 psutil = pytest.importorskip("psutil")

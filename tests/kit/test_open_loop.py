@@ -163,7 +163,7 @@ def test_response_timeline_draws_a_panel_per_run_with_the_window_shaded() -> Non
     import matplotlib
 
     matplotlib.use("Agg")
-    from edumatcher.figures.latency import response_timeline
+    from edumatcher.kit.plots import response_timeline
 
     _, _, _, _ = stalled_run()
     clock = FakeClock()

@@ -16,7 +16,6 @@ import pytest
 from matplotlib.figure import Figure
 
 from edumatcher.cli import main
-from edumatcher.figures.versions import RATIO_KEYS, ratio_bars
 from edumatcher.kit import version_suite, versions
 from edumatcher.kit.versions import (
     Found,
@@ -28,7 +27,7 @@ from edumatcher.kit.versions import (
     render_table,
     to_json,
 )
-from edumatcher.widgets.versions import default_selection, versions_explorer
+from edumatcher.kit.versions_view import RATIO_KEYS, default_selection, ratio_bars, versions_explorer
 
 STDLIB_FIGURES = [k for k in version_suite.FIGURES if k not in ("dumps", "bare_book")]
 

@@ -1,0 +1,216 @@
+"""Run-to-run pictures for chapter 09: the bimodal trap run by run, every run of every configuration, a before/after pair.
+
+* ``trap_runs``: the trap's runs in order, CPU time of each as a bar split into
+  the benchmark's own work and the collections inside the run (red when a full
+  one was among them); the control (collector off) beside it on the same axis.
+* ``kept_frames_figure``: CPU time per run and resident memory per kept frame,
+  the engine's frames discarded, kept, or kept as compact copies (collector off).
+* ``handoff_figure``: messages handed between two threads, per consumer and
+  core setting: throughput and the median wait, on log axes.
+* ``runs_strip``: one column per configuration, one dot per run (its throughput),
+  the median as a bar across the column; a run during which a full collection
+  happened is drawn as a red diamond, so the reader can see which slow runs the
+  collector explains and which it does not.
+* ``before_after``: two measurements' samples side by side (alone against
+  beside a CPU hog), same layout.
+* ``single_vs_median_figure``: single passes against medians of groups of them.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from edumatcher.kit import Measurement
+
+from .bimodal import BimodalResult, TrapRun
+from .handoff import KINDS, Handoff
+from .kept_frames import KeptFrames
+from .pitfalls import SingleVsMedian
+
+__all__ = ["trap_runs", "kept_frames_figure", "handoff_figure", "runs_strip", "before_after", "single_vs_median_figure"]
+
+
+def trap_runs(trap: TrapRun, control: TrapRun) -> Figure:
+    """Two panels on one y axis: each run's CPU time (ms) as a bar, in order; the trap left, the control right.
+
+    Each bar is split in two: the benchmark's own work (blue) and the CPU time
+    of the collections inside the run (on top: red when a full collection was
+    among them, grey when only young ones ran). A legend entry is made only for
+    what is drawn, so a panel without a full collection shows no red entry.
+    """
+    fig = Figure(figsize=(9.5, 3.9), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, run in zip(axes, (trap, control), strict=True):
+        xs = [s.index for s in run.samples]
+        own = [max(s.cpu_outside_gc, 0.0) * 1e3 for s in run.samples]
+        ax.bar(xs, own, width=0.8, color="#1565c0", label="the benchmark's own work")
+        for full, color, label in ((True, "#c62828", "collections inside, a full one among them"),
+                                   (False, "#9e9e9e", "collections inside, young ones only")):
+            picked = [(s.index, o, s.gc_seconds * 1e3) for s, o in zip(run.samples, own, strict=True)
+                      if s.full == full and s.gc_seconds > 0]
+            if picked:
+                ax.bar([i for i, _, _ in picked], [g for _, _, g in picked], width=0.8,
+                       bottom=[o for _, o, _ in picked], color=color, label=label)
+        median = run.measurement().median * 1e3
+        ax.axhline(median, color="#212121", linewidth=1, linestyle="--", label=f"median of all runs {median:,.1f} ms")
+        ax.set_title("\n".join(textwrap.wrap(f"{run.label}; {run.frames:,} frames kept per run", 48)), fontsize=9)
+        ax.set_xlabel("run, in the order timed")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(fontsize=8, loc="upper right")
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel("CPU time of the run (ms)")
+    top = max(s.cpu for run in (trap, control) for s in run.samples) * 1e3
+    axes[0].set_ylim(0, top * 1.6)  # headroom for the legends above the bars
+    fig.suptitle(f"The same benchmark, run after run, each side in a fresh process (Python {trap.python})", fontsize=10)
+    return fig
+
+
+def kept_frames_figure(result: dict[str, KeptFrames]) -> Figure:
+    """Left: CPU time of each run (ms) per mode, median marked. Right: resident-set growth per kept frame (bytes).
+
+    The right panel draws a bar only for modes that kept frames, and a dashed
+    line at the median payload size, so the memory a frame costs can be read
+    against the bytes it holds.
+    """
+    fig = Figure(figsize=(9.5, 3.6), layout="constrained")
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
+    modes = list(result)
+    colors = {"discard": "#1565c0", "keep": "#c62828", "keep copies": "#ef6c00"}
+    for x, mode in enumerate(modes):
+        ms = [c * 1e3 for c in result[mode].cpu]
+        left.scatter([x + 0.05 * ((i % 5) - 2) for i in range(len(ms))], ms, s=24, color=colors.get(mode, "#616161"),
+                     zorder=3)
+        median = result[mode].measurement.median * 1e3
+        left.hlines(median, x - 0.25, x + 0.25, color="#212121", linewidth=2)
+        left.annotate(f"{median:,.1f} ms", xy=(x + 0.27, median), fontsize=8, va="center")
+    left.set_xticks(range(len(modes)), [f"frames: {m}" for m in modes], fontsize=8)
+    left.set_xlim(-0.5, len(modes) - 0.2)
+    left.set_ylim(bottom=0)
+    left.set_ylabel(f"CPU time of a run of {result[modes[0]].messages:,} messages (ms)")
+    left.set_title("The engine's message path, collector off in every run", fontsize=9)
+    left.grid(True, axis="y", alpha=0.3)
+    kept = [m for m in modes if result[m].kept]
+    if kept:
+        right.bar(range(len(kept)), [result[m].rss_per_kept_frame for m in kept],
+                  color=[colors.get(m, "#616161") for m in kept], width=0.6)
+        payload = max(result[m].payload_bytes for m in kept)
+        right.axhline(payload, color="#212121", linestyle="--", linewidth=1,
+                      label=f"median payload: {payload:,.0f} bytes")
+        right.legend(fontsize=8, loc="upper right")
+        right.set_xticks(range(len(kept)), [f"frames: {m}" for m in kept], fontsize=8)
+    else:
+        right.text(0.5, 0.5, "no frames were kept", ha="center", va="center", transform=right.transAxes)
+    right.set_ylabel("resident-set growth per kept frame (bytes)")
+    right.set_title("What a kept frame costs in memory", fontsize=9)
+    right.grid(True, axis="y", alpha=0.3)
+    python = result[modes[0]].python
+    fig.suptitle(f"Keeping every frame, without the collector: three sinks in one fresh process, rounds interleaved "
+                 f"(Python {python})",
+                 fontsize=10)
+    return fig
+
+
+def handoff_figure(result: dict[str, Handoff]) -> Figure:
+    """Left: throughput (messages/s) per consumer, one bar per core setting. Right: median wait (µs). Log axes.
+
+    Each bar is the median over runs; the thin line on it spans the fastest to
+    the slowest run, so the spread is drawn with the figure.
+    """
+    fig = Figure(figsize=(9.5, 3.6), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    settings = list(result)
+    width = 0.8 / max(len(settings), 1)
+    colors = ["#1565c0", "#ef6c00", "#6a1b9a"]
+    for j, setting in enumerate(settings):
+        h = result[setting]
+        xs = [i + (j - (len(settings) - 1) / 2) * width for i in range(len(KINDS))]
+        rates = [1 / h.seconds(k).median for k in KINDS]
+        left.bar(xs, rates, width=width * 0.95, color=colors[j % 3], label=setting)
+        left.vlines(xs, [1 / h.seconds(k).max for k in KINDS], [1 / h.seconds(k).min for k in KINDS], color="#212121")
+        waits = [h.median_wait(k) for k in KINDS]
+        right.bar(xs, [w.median * 1e6 for w in waits], width=width * 0.95, color=colors[j % 3], label=setting)
+        right.vlines(xs, [w.min * 1e6 for w in waits], [w.max * 1e6 for w in waits], color="#212121")
+    for ax, label in ((left, "throughput (messages/s)"), (right, "median wait of a message (µs)")):
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(KINDS)), list(KINDS), fontsize=8)
+        ax.set_ylabel(label)
+        ax.grid(True, axis="y", alpha=0.3, which="both")
+        ax.legend(fontsize=8, loc="best")
+    left.set_title("Higher is better", fontsize=9)
+    right.set_title("Lower is better (put to get, queueing included)", fontsize=9)
+    first = result[settings[0]]
+    fig.suptitle(f"A producer thread hands payloads to a consumer thread running Engine.handle (Python {first.python}, "
+                 f"GIL {'on' if first.gil else 'off'})", fontsize=10)
+    return fig
+
+
+def runs_strip(result: BimodalResult, *, title: str = "") -> Figure:
+    """Throughput of each run (k messages/s) per configuration; red diamonds had a full collection inside."""
+    labels = [m.label for m in result.measurements]
+    fig = Figure(figsize=(9.5, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    labelled = False
+    for x, m in enumerate(result.measurements):
+        runs = result.runs.get(m.label, [])
+        plain = [r.rate / 1e3 for r in runs if not r.full_collections]
+        full = [r.rate / 1e3 for r in runs if r.full_collections]
+        jitter = [x + 0.06 * ((i % 5) - 2) for i in range(len(runs))]
+        ax.scatter(jitter[:len(plain)], plain, s=28, color="#1565c0", alpha=0.8, zorder=3,
+                   label="run" if x == 0 else None)
+        ax.scatter(jitter[len(plain):], full, s=46, marker="D", color="#c62828", zorder=4,
+                   label="run with a full collection inside" if full and not labelled else None)
+        labelled = labelled or bool(full)
+        median = m.rate / 1e3
+        ax.hlines(median, x - 0.3, x + 0.3, color="#212121", linewidth=2, zorder=2)
+        ax.annotate(f"median {median:,.0f}k\nspread {m.spread:.0%}", xy=(x + 0.32, median), fontsize=8, va="center")
+    ax.set_xticks(range(len(labels)), ["\n".join(textwrap.wrap(label, 18)) for label in labels], fontsize=8)
+    ax.set_xlim(-0.5, len(labels) - 0.2)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("throughput of the run (thousand messages/s)")
+    ax.set_title(title or "The same workload, run after run", fontsize=10)
+    ax.legend(fontsize=8, loc="lower left")
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def before_after(first: Measurement, second: Measurement, *, unit: str = "messages/s", title: str = "") -> Figure:
+    """Each sample of two measurements as a rate (``ops_per_call / sample``), side by side, medians marked."""
+    fig = Figure(figsize=(7.0, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    for x, m in enumerate((first, second)):
+        rates = [m.ops_per_call / s / 1e3 for s in m.samples]
+        ax.scatter([x + 0.05 * ((i % 5) - 2) for i in range(len(rates))], rates, s=28, color=("#1565c0", "#ef6c00")[x], zorder=3)
+        ax.hlines(m.rate / 1e3, x - 0.25, x + 0.25, color="#212121", linewidth=2)
+        ax.annotate(f"median {m.rate / 1e3:,.1f}k", xy=(x + 0.27, m.rate / 1e3), fontsize=8, va="center")
+    ax.set_xticks([0, 1], ["\n".join(textwrap.wrap(m.label, 28)) for m in (first, second)], fontsize=8)
+    ax.set_xlim(-0.5, 1.8)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel(f"thousand {unit}")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def single_vs_median_figure(result: SingleVsMedian) -> Figure:
+    """Left: every single pass as a throughput; right: the median of each group of passes. Same axis."""
+    m = result.measurement
+    singles = [m.ops_per_call / s / 1e3 for s in m.samples]
+    medians = [m.ops_per_call / s / 1e3 for s in result.group_medians]
+    fig = Figure(figsize=(7.0, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    ax.scatter([0.05 * ((i % 5) - 2) for i in range(len(singles))], singles, s=28, color="#90a4ae", zorder=3)
+    ax.scatter([1 + 0.05 * ((i % 3) - 1) for i in range(len(medians))], medians, s=46, color="#1565c0", zorder=3)
+    for x, values, width in ((0, singles, result.single_range), (1, medians, result.median_range)):
+        ax.vlines(x + 0.3, min(values), max(values), color="#212121", linewidth=1.5)
+        ax.annotate(f"fastest to slowest:\n{width:.0%} of the median", xy=(x + 0.33, (min(values) + max(values)) / 2),
+                    fontsize=8, va="center")
+    ax.set_xticks([0, 1], [f"{len(singles)} single passes", f"medians of {result.group} passes"], fontsize=9)
+    ax.set_xlim(-0.4, 2.0)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("thousand messages/s")
+    ax.set_title("What one run could have reported, against a median of several", fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig

@@ -1,1 +1,0 @@
-"""Experiments the course chapters run; each module returns plain data or Measurements."""

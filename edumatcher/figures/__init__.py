@@ -1,1 +1,0 @@
-"""Figures the course chapters draw; each function returns a matplotlib Figure."""

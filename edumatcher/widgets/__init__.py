@@ -1,1 +1,0 @@
-"""Interactive controls for the course chapters; each function returns an ipywidgets widget."""
