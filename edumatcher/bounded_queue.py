@@ -2,7 +2,7 @@
 
 A queue capped by its *number of entries* is not capped in memory when its
 entries vary in size: ten thousand 100-byte frames and ten thousand 1-MB batches
-are the same "ten thousand". Seed 002 (quoted, an array-backed Java engine) ran
+are the same "ten thousand". Open Exchange's write-up (quoted, an array-backed Java engine) ran
 out of heap twice on exactly that: an egress queue capped at 262,144 entries whose
 entries were copied batches of up to about 150 KB each.
 

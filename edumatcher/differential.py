@@ -9,10 +9,10 @@ live, and every field of every order submitted so far, and it calls the tested b
 ``check_invariants()``. The first difference stops the run and is described with its
 seed, operation index and the operation itself, so it can be replayed.
 
-A differential test is only as good as its input. Seed 001 tells how a random test
+A differential test is only as good as its input. The C++ engine README tells how a random test
 with continuous prices let a planted time-priority bug through, because two orders
 almost never shared a price, and how a 10-tick price ladder caught it at once
-(quoted, seed 001, a C++ engine). Here both distributions are available by name:
+(quoted: C++ engine README). Here both distributions are available by name:
 
 * ``"ladder"``: 10 adjacent ticks, so equal prices, queues and time priority are common;
 * ``"wide"``: 100 000 ticks, close to continuous prices: equal prices are rare.
@@ -453,7 +453,7 @@ class LifoTieBook(OrderBook):
     """``OrderBook`` with a planted time-priority bug: at equal prices the NEWEST order fills first.
 
     The bug is one term of the heap key (``SEQ_SPAN - arrival_seq`` instead of ``arrival_seq``),
-    the kind of slip seed 001 describes (taking the back of a price level's queue
+    the kind of slip the C++ engine README describes (taking the back of a price level's queue
     instead of its front). Prices still sort correctly, so any test whose orders
     rarely share a price passes.
 

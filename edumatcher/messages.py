@@ -555,7 +555,7 @@ def _check_lines(f: Field, var: str, idx: int) -> list[str]:
 
 def _coerce_lines(f: Field, var: str) -> list[str]:
     # What even the unchecked builder must do so its bytes equal the checked one's: an
-    # int passed where a float belongs would otherwise print as 1, not 1.0. Seed 000
+    # int passed where a float belongs would otherwise print as 1, not 1.0. The Python engine notes
     # (§4.3) calls the same coercion in its builders "a deliberate pessimisation"
     # (quoted): a cost paid on purpose, pinned by a test so nobody optimises it away.
     if f.kind == "float":

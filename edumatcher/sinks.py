@@ -11,7 +11,7 @@ message caused in one call.
 The two sinks differ in one way that matters for benchmarks. ``DiscardingSink``
 counts frames and keeps nothing, so memory stays flat. ``KeepingSink`` keeps
 every frame: the heap grows for the whole run and each full collection has more
-to walk. Seed 000 (§11.1, quoted) traces a throughput figure that swung between
+to walk. The Python engine notes (quoted) traces a throughput figure that swung between
 12 361 and 35 377 orders/s on one machine to exactly that: a mock socket that
 kept every published frame, scanned by the collector. Benchmarks use the
 discarding sink; the keeping one is for tests and for showing that trap.

@@ -55,7 +55,7 @@ def test_bench_latency_quick_prints_method_interpreter_and_one_row_per_load(caps
     out = capsys.readouterr().out
     assert out.index("method:") < out.index("interpreter:") < out.index("capacity:")
     assert "CPython" in out or "PyPy" in out
-    assert "constant arrivals" in out and "quoted, seed 002" in out
+    assert "constant arrivals" in out and "quoted: Open Exchange write-up" in out
     rows = [line.split() for line in out.splitlines() if line.strip().split(" ", 1)[0].endswith("%")]
     assert [row[0] for row in rows] == [f"{x:.0%}" for x in latency_bench.LOADS]
     assert latency_bench.LOADS[-1] == 1.5  # past saturation

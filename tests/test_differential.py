@@ -155,7 +155,7 @@ def test_lifo_bug_is_caught_on_the_ladder_at_once() -> None:
 
 
 def test_lifo_bug_is_caught_far_less_often_on_wide_prices(terminal_summary: Any) -> None:
-    """Seed 001's lesson, measured on the same 20 seeds: the ladder catches the bug, wide prices
+    """The C++ engine README's lesson, measured on the same 20 seeds: the ladder catches the bug, wide prices
     (two orders almost never share a price) mostly do not."""
     seeds = range(20)
     ladder = run_differential(LifoTieBook, NaiveBook, seeds=seeds, ops_per_seed=OPS, prices="ladder",

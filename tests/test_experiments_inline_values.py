@@ -1,4 +1,4 @@
-"""Chapter 02: where a plain instance keeps its attributes, and memory counted by seed 000's method."""
+"""Chapter 02: where a plain instance keeps its attributes, and memory counted by the Python engine notes' method."""
 
 from __future__ import annotations
 
@@ -45,11 +45,11 @@ def test_slots_figures_report_both_methods_beside_the_quote() -> None:
     figures = measure_slots(4, instances=1_000, seed_instances=1_000, budget=0.05, target=0.001)
     assert figures.seed_slotted_bytes is not None and figures.seed_slotted_bytes > figures.slotted_bytes
     table = str(figures.beside_seed())
-    assert "seed 000's method" in table and "list subtracted" in table and "list pointer included" in table
+    assert "the Python engine notes' method" in table and "list subtracted" in table and "list pointer included" in table
     verdict = figures.seed_method_verdict()
-    assert verdict.startswith("verdict: memory, counted like seed 000")
+    assert verdict.startswith("verdict: memory, counted like the Python engine notes")
     # 4 fields, not 18: the layout cannot match the quoted 18-field figures.
-    assert "different from seed 000's 3.14.10 figures" in verdict
+    assert "different from the Python engine notes' 3.14.10 figures" in verdict
     assert SEED_SLOTS["memory per instance"] == ("240 B", "184 B")
 
 

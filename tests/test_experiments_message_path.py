@@ -109,7 +109,7 @@ def test_dominance_sentence_follows_the_numbers() -> None:
 def test_profile_beside_seed_pairs_every_quoted_row_with_ours_or_says_none() -> None:
     table = profile_beside_seed(_report(0.5, 0.5))
     sources = [row[1] for row in table.rows]
-    assert sources[0::2] == ["quoted, seed 000, CPython 3.14.10"] * (len(sources) // 2)
+    assert sources[0::2] == ["quoted: Python engine notes, CPython 3.14.10"] * (len(sources) // 2)
     assert all(s.startswith("measured here") for s in sources[1::2])
     assert any("no counterpart" in row[0] for row in table.rows)
 

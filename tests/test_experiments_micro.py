@@ -1,4 +1,4 @@
-"""Seed 000 §7 pairs (chapter 11): each pair computes the same thing, so only the technique differs."""
+"""The Python engine notes pairs (chapter 11): each pair computes the same thing, so only the technique differs."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_left_alone_pairs_run_and_name_their_sides(row: micro.LeftAlone) -> None
 
 
 def test_every_seed_row_is_present_with_its_quoted_reason() -> None:
-    assert len(micro.LEFT_ALONE) == 6, "seed 000 §7.4 has six rows"
+    assert len(micro.LEFT_ALONE) == 6, "the Python engine notes has six rows"
     assert micro.LEFT_ALONE[2].reason_quoted == "Measured slower"
 
 

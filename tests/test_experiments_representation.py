@@ -53,9 +53,9 @@ def test_measure_slots_compares_interleaved_and_reports_without_judging() -> Non
     assert figures.construct_ratio == figures.construction.ratio and figures.read_ratio > 0
     table = figures.beside_seed()
     # Memory: the quote, the same method here, then the instance alone; then a quote and a measurement per timing.
-    assert [row[1].split(",")[0] for row in table.rows] == ["quoted"] + ["measured here"] * 2 + [
+    assert [row[1].split(",")[0].split(":")[0] for row in table.rows] == ["quoted"] + ["measured here"] * 2 + [
         "quoted", "measured here"] * 2
-    assert "4 int fields here, 18 in seed 000" in table.note
+    assert "4 int fields here, 18 in the Python engine notes" in table.note
     assert "95 % CI" in table.rows[4][4]
     assert figures.memory_verdict().startswith("verdict: memory: slots save ")
     reports = figures.timing_reports()

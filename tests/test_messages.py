@@ -233,7 +233,7 @@ def test_checked_and_unchecked_builders_write_the_same_bytes(message: str) -> No
 
 
 def test_int_where_a_float_belongs_gives_the_same_bytes() -> None:
-    # Seed 000 §4.3 calls the coercion in its unchecked trade builder "a deliberate
+    # The Python engine notes calls the coercion in its unchecked trade builder "a deliberate
     # pessimisation" (quoted): a cost accepted on purpose so that an int passed where a
     # float belongs prints the same bytes from both builders. Our float field is
     # book.depth's imbalance; without the coercion the unchecked builder would write 1, not 1.0.
@@ -414,7 +414,7 @@ def test_every_rule_kind_has_a_rejection_test() -> None:
 # --------------------------------------------------------------------------- the shortcut, pinned
 #
 # The engine builds every outbound message with the *unchecked* builder: it is the
-# authority on its own output. Seed 000's advice (§4.3, in our words): when a shortcut
+# authority on its own output. The Python engine notes' advice (§4.3, in our words): when a shortcut
 # rests on "something else already guarantees this", a test must say what that something
 # is, rule by rule, and must fail the day a rule appears that nobody has accounted for.
 # ENGINE_GUARANTEES is that account; test_engine.py also decodes every frame the engine

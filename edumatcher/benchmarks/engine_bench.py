@@ -11,7 +11,7 @@ Method
 * **One sample is one pass**: a new ``Engine`` runs ``Engine.run`` over all the
   payloads (an ``IterableSource``) into a ``DiscardingSink`` (counts frames,
   keeps nothing: a sink that kept every frame would grow the heap during the run
-  and time the collector, the bimodal trap of seed 000 §11.1).
+  and time the collector, the bimodal trap of the Python engine notes).
 * **Against the books alone**: the same operations applied straight to an
   ``OrderBook`` (``workloads.apply_prepared``: fresh ``Order`` objects built
   before the clock starts), so the ratio shows what the message path costs on
@@ -67,7 +67,7 @@ FULL_MESSAGES = 200_000
 QUICK_MESSAGES = 10_000
 TARGET_MESSAGES_PER_S = 150_000
 """The issue's target for the full message path on this 2-core machine (reported, never enforced)."""
-QUOTED_SEED_000 = "42,000-45,000 orders/s (quoted, seed 000 §11.1, CPython 3.14: the larger engine's test-perf figure once its benchmark was fixed)"
+QUOTED_SEED_000 = "42,000-45,000 orders/s (quoted: Python engine notes, CPython 3.14: the larger engine's test-perf figure once its benchmark was fixed)"
 DECIMALS = 2
 
 

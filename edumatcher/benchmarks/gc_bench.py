@@ -131,8 +131,8 @@ GC_RING = 1 << 17
 """Room for every collection of one pass (3.11's default thresholds make a few thousand)."""
 
 QUOTED_SEED_000 = (
-    "a full collection in seed 000's engine with 20,000 resting orders took 44-91 ms, and one over "
-    "200,000 small live objects 24.6 ms, then 0.000 ms after gc.freeze() (quoted, seed 000 §9.1-9.2, CPython 3.14)"
+    "a full collection in the Python engine notes' engine with 20,000 resting orders took 44-91 ms, and one over "
+    "200,000 small live objects 24.6 ms, then 0.000 ms after gc.freeze() (quoted: Python engine notes, CPython 3.14)"
 )
 DEFAULT = "default collector"
 POLICY = "GcPolicy"

@@ -72,7 +72,7 @@ DECIMALS = 2
 QUOTED_SEED_002 = (
     '"p50 matching latency stays around 0.3 µs across the whole range, from 1,000 to 281,000 orders/sec." '
     '... "The p99 tail is the other half. It\'s about 10 µs at light load and rises to a few milliseconds under '
-    'heavy load." (quoted, seed 002: Open Exchange\'s array-backed book, a Java engine in a 3-node Raft cluster '
+    'heavy load." (quoted: Open Exchange write-up: an array-backed book, a Java engine in a 3-node Raft cluster '
     'on an Intel 13700K; their tail came from the pipeline around the engine, ours from the queue in front of it)'
 )
 

@@ -1,11 +1,11 @@
 """One table for figures from two sources: quoted from a seed, and measured here.
 
-The course shows a seed's figures beside its own, in one table, with a column
+The course shows a source's figures beside its own, in one table, with a column
 that says where each row comes from, so nobody mistakes a quoted number for a
 measurement of the reader's machine. ``SideBySide`` renders as HTML in Jupyter
 and as aligned text elsewhere.
 
->>> t = side_by_side(["what", "source", "value"], [["x", "quoted, seed 000, CPython 3.14.10", "1 ns"]])
+>>> t = side_by_side(["what", "source", "value"], [["x", "quoted: Python engine notes, CPython 3.14.10", "1 ns"]])
 >>> str(t).splitlines()[1].split()[0]
 'x'
 """
@@ -24,8 +24,8 @@ from ._metadata import interpreter
 
 __all__ = ["SideBySide", "side_by_side", "QUOTED_000", "measured_here", "Quoted", "timing_table", "ratio_verdict"]
 
-QUOTED_000 = "quoted, seed 000, CPython 3.14.10"
-"""Source label for figures quoted from seed 000's chapter (measured there on CPython 3.14.10, x86-64 Linux)."""
+QUOTED_000 = "quoted: Python engine notes, CPython 3.14.10"
+"""Source label for figures quoted from the Python engine notes' chapter (measured there on CPython 3.14.10, x86-64 Linux)."""
 
 
 def measured_here() -> str:
@@ -91,11 +91,11 @@ def timing_table(items: Sequence[Quoted | Measurement], note: str = "") -> SideB
 
     A measurement's row shows its median, min-max range and spread, and names its
     clock in the source column (a comparison's samples are the thread's CPU time,
-    the seed's figures wall time); a quoted row shows the value as the seed
-    printed it and a dash for what the seed did not give.
+    the notes' figures wall time); a quoted row shows the value as the notes
+    printed it and a dash for what the source did not give.
 
     >>> m = Measurement.from_samples([1e-6] * 5, label="x")
-    >>> [row[1].split(",")[0] for row in timing_table([Quoted("x", "2 µs"), m]).rows]
+    >>> [row[1].split(",")[0].split(":")[0] for row in timing_table([Quoted("x", "2 µs"), m]).rows]
     ['quoted', 'measured here']
     """
     here = measured_here()
@@ -116,7 +116,7 @@ def ratio_verdict(what: str, comparison: Comparison, quoted: float) -> str:
     """A ``verdict:`` line for a comparison that has a quoted counterpart; true whatever the numbers.
 
     ``comparison`` is "without the technique" (a) against "with it" (b), and
-    ``quoted`` the same ratio as the seed printed it (above 1: the technique
+    ``quoted`` the same ratio as the notes printed it (above 1: the technique
     helps). The line gives this interpreter's outcome worded from its confidence
     interval (see ``edumatcher.kit._compare``) and says whether the quoted effect
     shows here in the same *direction*. It never judges the size against the

@@ -15,7 +15,7 @@ precise. Rounds are taken until ``budget`` seconds (calibration included) have
 passed, with at least ``MIN_ROUNDS`` and at most ``MAX_ROUNDS``. The collector
 stays on, as in the chapters.
 
-The figures, and the seed 000 statement each one re-measures:
+The figures, and the the Python engine notes statement each one re-measures:
 
 =================  ==========================================================  ============
 key                what is measured                                            kind
@@ -82,16 +82,16 @@ MAX_ROUNDS = 400
 """Most interleaved rounds per pair (as ``edumatcher.kit.MAX_ROUNDS``)."""
 
 FIELDS = 18
-"""Field count of seed 000's dataclass."""
+"""Field count of the Python engine notes' dataclass."""
 
 SEED = 20_261_201
 """Seed of the per-round order, so a rerun draws the same AB/BA sequence."""
 
 FULL = {"gc_objects": 200_000, "young_allocations": 300_000, "book_ops": 20_000}
-"""Sizes of the collector and book figures in a normal run (200 000 objects: seed 000's size)."""
+"""Sizes of the collector and book figures in a normal run (200 000 objects: the Python engine notes' size)."""
 
 QUICK = {"gc_objects": 50_000, "young_allocations": 100_000, "book_ops": 5_000}
-"""Sizes in a ``quick`` run (50 000 objects: seed 000's smaller size)."""
+"""Sizes in a ``quick`` run (50 000 objects: the Python engine notes' smaller size)."""
 
 PAYLOAD = {
     "type": "order.new", "id": "o-7f3a9c12", "symbol": "EDU", "side": "BUY", "order_type": "LIMIT",
@@ -210,7 +210,7 @@ def pair(labels: Sequence[str], stmt_a: str, stmt_b: str, namespace: dict[str, A
 
 
 def field_classes() -> tuple[type, type]:
-    """``(Plain, Slotted)``: 18-field dataclasses of ``int = 0`` (seed 000's class), the second ``slots=True``."""
+    """``(Plain, Slotted)``: 18-field dataclasses of ``int = 0`` (the Python engine notes' class), the second ``slots=True``."""
     fields = [(f"f{i}", int, 0) for i in range(FIELDS)]
     return make_dataclass("Plain", fields), make_dataclass("Slotted", fields, slots=True)
 
@@ -288,7 +288,7 @@ def dumps(budget: float) -> Figure:
 
 
 class _Resting:
-    """A stand-in for a resting order (seed 000's ``O``): a slotted object holding a str, an int and a dict."""
+    """A stand-in for a resting order (the Python engine notes' ``O``): a slotted object holding a str, an int and a dict."""
 
     __slots__ = ("id", "px", "meta")
 

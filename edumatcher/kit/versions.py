@@ -1,6 +1,6 @@
 """Your numbers on every interpreter you have, side by side: ``python -m edumatcher versions``.
 
-The course's figures belong to an interpreter. Seed 000 measured on CPython 3.14;
+The course's figures belong to an interpreter. The Python engine notes measured on CPython 3.14;
 Binder runs one version, a laptop another, and several of the course's effects
 change between them. This module finds the CPython interpreters on the machine,
 runs the same suite of the course's headline measurements in each
@@ -94,8 +94,8 @@ LINE_LIMIT = 1_000
 RESULT_LIMIT = 50_000_000
 """Characters of a suite child's JSON result read back; a real one is well under a megabyte."""
 
-QUOTED_SOURCE = "quoted, seed 000, CPython 3.14.10"
-"""Header of the quoted column: seed 000's chapter measured on CPython 3.14.10, x86-64 Linux."""
+QUOTED_SOURCE = "quoted: Python engine notes, CPython 3.14.10"
+"""Header of the quoted column: the Python engine notes' chapter measured on CPython 3.14.10, x86-64 Linux."""
 
 _VERSION_NAME = re.compile(r"^python(\d)\.(\d+)$")
 _PROBE = ("import sys, platform, json; print(json.dumps({'version': list(sys.version_info[:3]), "
@@ -107,7 +107,7 @@ _PROBE = ("import sys, platform, json; print(json.dumps({'version': list(sys.ver
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """One figure of the suite: how to title it, what seed 000 quoted, and what the course concludes from it.
+    """One figure of the suite: how to title it, what the Python engine notes quoted, and what the course concludes from it.
 
     For a pair, the ratio is ``a / b`` ("without the technique" over "with it"),
     so above 1 means the technique saves time (or memory). ``claim`` is the
@@ -612,7 +612,7 @@ def _quoted_cells(spec: FigureSpec, quick: bool = False) -> list[str]:
 
 
 def render_table(report: Report) -> str:
-    """The text table: one column per interpreter that ran, then seed 000's quoted column."""
+    """The text table: one column per interpreter that ran, then the Python engine notes' quoted column."""
     runs = report.ok_runs
     lines: list[str] = []
     if runs:
@@ -690,7 +690,7 @@ def changes(report: Report) -> list[str]:
         if len(outcomes) > 1:
             line += "; OUTCOME differs: " + ", ".join(f"{o} on {'/'.join(v)}" for o, v in outcomes.items())
         if spec.quoted_ratio is not None:
-            line += f"; seed 000 on 3.14: {_num(spec.quoted_ratio)}"
+            line += f"; the Python engine notes on 3.14: {_num(spec.quoted_ratio)}"
         lines.append(line)
     return lines
 
@@ -729,7 +729,7 @@ def add_parser(sub: Any) -> None:
         description=("Find the CPython 3.10+ interpreters on this machine (this one, --python, pyenv, uv, PATH, "
                      "py -0p), run the same suite of the course's headline measurements in each (a fresh process, "
                      "standard library only; orjson and the engine where they import) and print one table, "
-                     "interpreters as columns, seed 000's quoted CPython 3.14 figures beside them. "
+                     "interpreters as columns, the Python engine notes' quoted CPython 3.14 figures beside them. "
                      "Example: python -m edumatcher versions --quick --json versions.json"),
     )
     p.add_argument("--python", action="append", default=[], metavar="PATH",
@@ -797,7 +797,7 @@ _PALETTE = ("#90caf9", "#42a5f5", "#1e88e5", "#1565c0", "#0d47a1", "#7e57c2", "#
 def ratio_bars(report: Report, *, title: str = "") -> Figure:
     """One group of bars per ratio, one bar per interpreter, whiskers at the 95 % CI, log scale.
 
-    A black diamond marks seed 000's quoted CPython 3.14 ratio where it printed
+    A black diamond marks the Python engine notes' quoted CPython 3.14 ratio where it printed
     both figures; a figure an interpreter could not produce (orjson or the engine
     missing) has no bar and a small "n/a". The dotted line at 1 is "no
     difference": above it, the technique on the right of the label saves time.
@@ -830,7 +830,7 @@ def ratio_bars(report: Report, *, title: str = "") -> Figure:
     quoted = [(g, s.quoted_ratio) for g, s in enumerate(specs) if s.quoted_ratio is not None]
     if quoted:
         ax.scatter([g for g, _ in quoted], [r for _, r in quoted], marker="D", color=QUOTED_COLOUR, zorder=3,
-                   s=22, label="quoted, seed 000, CPython 3.14.10")
+                   s=22, label="quoted: Python engine notes, CPython 3.14.10")
     ax.axhline(1.0, color="#555555", linestyle=":", linewidth=1)
     ax.set_yscale("log")
     ax.set_xticks(range(len(specs)))

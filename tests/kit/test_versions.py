@@ -156,7 +156,7 @@ def test_table_has_a_column_per_interpreter_the_quoted_column_and_the_failure_li
     text = render_table(report)
     header = text.splitlines()[0]
     assert "CPython 3.11.7" in header and "CPython 3.12.1" in header and "CPython 3.13.0" not in header
-    assert "quoted, seed 000, CPython 3.14.10" in header
+    assert "quoted: Python engine notes, CPython 3.14.10" in header
     assert "not installed" in text
     assert "FAILED CPython 3.13.0 (/fake/3.13.0/python): exit 1: boom" in text.splitlines()
     lines = text.splitlines()

@@ -207,7 +207,7 @@ def test_the_reference_pages_are_there(built_site: Path) -> None:
 
 
 def test_the_site_never_says_seed() -> None:
-    """The site's own pages name the source documents for what they are, never "seed 000".
+    """The site's own pages name the source documents for what they are, never "the Python engine notes".
 
     (What the chapters, exercises and docstrings say is theirs: issue 22 words them.)
     """

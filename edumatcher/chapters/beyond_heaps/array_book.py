@@ -1,6 +1,6 @@
 """Beyond heaps: price levels in parallel arrays, what that costs from Python, and what it costs in memory.
 
-Seed 002 (quoted, a Java engine) describes a book that mapped a price straight to
+Open Exchange's write-up (quoted, a Java engine) describes a book that mapped a price straight to
 an array slot, ``slot = (price - base) / tick``: O(1) lookups and no pointers, but
 memory fixed by the configured price range rather than by the orders resting.
 

@@ -1,6 +1,6 @@
 """An egress queue under overload: bounded by entries against bounded by bytes.
 
-Seed 002 (quoted, a Java engine) ran out of heap on an egress queue capped at
+Open Exchange's write-up (quoted, a Java engine) ran out of heap on an egress queue capped at
 262,144 *entries* whose entries were copied batches of up to about 150 KB: a cap
 on entries, with entries of variable size, is not a cap on memory. ``simulate``
 plays a producer that outruns its consumer (``drive_overload``) into two queues,

@@ -12,10 +12,10 @@ from .figures import egress_figure
 __all__ = ["MAX_PAYLOADS", "MAX_ENTRIES", "draw_egress", "egress_explorer"]
 
 MAX_PAYLOADS: tuple[int, ...] = (1_024, 4_096, 16_384, 65_536, 150_000)
-"""Largest frame sizes offered (bytes); 150,000 is seed 002's "up to about 150 KB". At most about 80 MiB is held."""
+"""Largest frame sizes offered (bytes); 150,000 is the Open Exchange write-up's "up to about 150 KB". At most about 80 MiB is held."""
 
 MAX_ENTRIES = 2_048
-"""The entry cap: chapter 10's scaled-down stand-in for seed 002's 262,144 entries (1/128 of it)."""
+"""The entry cap: chapter 10's scaled-down stand-in for the Open Exchange write-up's 262,144 entries (1/128 of it)."""
 
 
 def draw_egress(max_payload: int) -> tuple[object, ...]:

@@ -21,7 +21,7 @@ need besides the timed statements:
 * ``depth_payload_without_coercion``: an unchecked builder minus its one coercion;
 * ``hooked_and_plain``: two classes holding ``Side.BUY``, one of them under a
   metaclass with ``__getattr__`` (what ``EnumType`` had up to 3.11);
-* ``QUOTED_RATIOS``: seed 000's ratios for the same pairs.
+* ``QUOTED_RATIOS``: the Python engine notes' ratios for the same pairs.
 
 >>> d = sample_order_dict()
 >>> order_via_init(d).to_dict() == Order.from_dict(d).to_dict()
@@ -62,7 +62,7 @@ QUOTED_RATIOS: dict[str, float] = {
     "checked / unchecked builder": 7.3 / 2.4,
     "uuid4 / urandom.hex": 1218 / 170,
 }
-"""Seed 000's ratios "without / with the technique", from the times it printed (quoted, CPython 3.14.10)."""
+"""The Python engine notes' ratios "without / with the technique", from the times it printed (quoted, CPython 3.14.10)."""
 
 
 def sample_order_dict() -> dict[str, Any]:

@@ -1,16 +1,16 @@
 """What ``__slots__`` buys on this interpreter: memory, construction and attribute reads.
 
 The chapter on data representation compares a plain dataclass with a slotted one
-of the same fields (seed 000 used 18 ``int`` fields defaulting to 0; so do the
+of the same fields (the Python engine notes used 18 ``int`` fields defaulting to 0; so do the
 defaults here). Classes are built with ``dataclasses.make_dataclass`` so the
 field count is a parameter, and cached, so repeated experiments reuse them.
 
 Memory per instance is counted by ``tracemalloc`` (it does not vary from run to
 run), two ways: what one instance owns (``bytes_per_instance``: the list that
-holds the instances is subtracted), and seed 000's own method
+holds the instances is subtracted), and the Python engine notes' own method
 (``seed_bytes_per_instance``: everything allocated while the instances are built,
 so each instance also carries its 8-byte pointer in that list). The two differ by
-that pointer and nothing else, which is why seed 000's 240/184 B must be compared
+that pointer and nothing else, which is why the Python engine notes' 240/184 B must be compared
 with the second, not the first. The two timings, construction and one attribute read, are each an
 interleaved ``compare_interleaved`` of plain against slotted (see
 ``edumatcher.kit._compare``). On CPython 3.11 both ratios sit close to 1, near the
@@ -41,21 +41,21 @@ __all__ = [
 ]
 
 SEED_FIELDS = 18
-"""Field count of seed 000's comparison class."""
+"""Field count of the Python engine notes' comparison class."""
 
 SEED_SLOTS: dict[str, tuple[str, str]] = {
     "memory per instance": ("240 B", "184 B"),
     "construct (all defaults)": ("456 ns", "184 ns"),
     "read one attribute": ("11.2 ns", "10.8 ns"),
 }
-"""Seed 000's figures for its 18-field dataclass, (plain, slots=True); quoted, CPython 3.14.10.
+"""The Python engine notes' figures for its 18-field dataclass, (plain, slots=True); quoted, CPython 3.14.10.
 
 Its memory row counts the list that holds the instances too (one 8-byte pointer
 per instance): see ``seed_bytes_per_instance``.
 """
 
 SEED_RATIOS: dict[str, float] = {"construct (all defaults)": 456 / 184, "read one attribute": 11.2 / 10.8}
-"""Seed 000's plain / slotted time ratios, computed from ``SEED_SLOTS`` (CPython 3.14.10)."""
+"""The Python engine notes' plain / slotted time ratios, computed from ``SEED_SLOTS`` (CPython 3.14.10)."""
 
 
 def _names(n_fields: int) -> list[str]:
@@ -128,9 +128,9 @@ def _traced_build(cls: type, n: int, *, collect: bool) -> tuple[int, int]:
 
 
 def seed_bytes_per_instance(cls: type, n: int = 20_000) -> float:
-    """Seed 000's method: everything allocated while ``[cls() for _ in range(n)]`` runs, over ``n``. O(n).
+    """The Python engine notes' method: everything allocated while ``[cls() for _ in range(n)]`` runs, over ``n``. O(n).
 
-    Seed 000's script starts ``tracemalloc``, builds the list, and divides the
+    The Python engine notes' script starts ``tracemalloc``, builds the list, and divides the
     memory traced by ``n``; so each instance also carries its slot in the list (an
     8-byte pointer, plus the list's small over-allocation). Equivalent to
     ``bytes_per_instance(cls, n)`` plus about 8. This reads the traced memory
@@ -172,7 +172,7 @@ class SlotsFigures:
     ``construction`` and ``read`` compare plain (a) against slotted (b), so a
     ratio above 1 means slots are faster. ``plain_bytes``/``slotted_bytes`` are
     what one instance owns; ``seed_plain_bytes``/``seed_slotted_bytes`` the same
-    classes counted by seed 000's method (the holding list's pointer included),
+    classes counted by the Python engine notes' method (the holding list's pointer included),
     ``None`` when not measured.
     """
 
@@ -220,7 +220,7 @@ class SlotsFigures:
         return self.read.ratio
 
     def beside_seed(self) -> SideBySide:
-        """One table: each of seed 000's quoted figures, then the same quantity measured here.
+        """One table: each of the Python engine notes' quoted figures, then the same quantity measured here.
 
         Measured times show the median with the fastest and slowest sample in
         brackets; the ratio carries its 95 % confidence interval.
@@ -247,7 +247,7 @@ class SlotsFigures:
             if what == memory:
                 rows.append((f"{memory}, list pointer included", QUOTED_000, plain, slotted, quoted_ratio[what]))
                 if self.seed_plain_bytes is not None and self.seed_slotted_bytes is not None:
-                    rows.append((f"{memory}, list pointer included", f"{here}, seed 000's method",
+                    rows.append((f"{memory}, list pointer included", f"{here}, the Python engine notes' method",
                                  f"{self.seed_plain_bytes:,.0f} B", f"{self.seed_slotted_bytes:,.0f} B",
                                  saves(self.seed_plain_bytes, self.seed_slotted_bytes)))
                 rows.append((f"{memory}, the instance alone", f"{here}, list subtracted",
@@ -258,8 +258,8 @@ class SlotsFigures:
             rows.append((what, here, *measured[what]))
         note = f"Both: a dataclass of {self.n_fields} int fields."
         if self.n_fields != SEED_FIELDS:
-            note = note[:-1] + f" here, {SEED_FIELDS} in seed 000."
-        note += (" Seed 000 divides all the memory its list comprehension allocated by the count, so its bytes"
+            note = note[:-1] + f" here, {SEED_FIELDS} in the Python engine notes."
+        note += (" The Python engine notes divides all the memory its list comprehension allocated by the count, so its bytes"
                  " include each instance's 8-byte pointer in that list; compare like with like.")
         return side_by_side(["quantity", "source", "plain", "slots=True", "comparison"], rows, note=note)
 
@@ -275,20 +275,20 @@ class SlotsFigures:
                 f"{self.slotted_bytes:,.0f} B slotted, {self.n_fields} int fields).")
 
     def seed_method_verdict(self, tolerance: float = 2.0) -> str:
-        """The ``verdict:`` line comparing seed 000's memory figures with the same method here (counted bytes).
+        """The ``verdict:`` line comparing the Python engine notes' memory figures with the same method here (counted bytes).
 
         ``tolerance`` bytes absorb the holding list's over-allocation, which
         depends on the count. Needs ``seed_plain_bytes`` and ``seed_slotted_bytes``.
         """
         if self.seed_plain_bytes is None or self.seed_slotted_bytes is None:
-            raise ValueError("seed 000's method was not measured (seed_plain_bytes is None)")
+            raise ValueError("the Python engine notes' method was not measured (seed_plain_bytes is None)")
         quoted_plain, quoted_slotted = (float(v.split()[0]) for v in SEED_SLOTS["memory per instance"])
         here = (self.seed_plain_bytes, self.seed_slotted_bytes)
         agree = abs(here[0] - quoted_plain) <= tolerance and abs(here[1] - quoted_slotted) <= tolerance
         pointer = ((self.seed_plain_bytes - self.plain_bytes) + (self.seed_slotted_bytes - self.slotted_bytes)) / 2
-        quoted = f"seed 000's 3.14.10 figures ({quoted_plain:.0f} B and {quoted_slotted:.0f} B, within {tolerance:.0f} B)"
+        quoted = f"the Python engine notes' 3.14.10 figures ({quoted_plain:.0f} B and {quoted_slotted:.0f} B, within {tolerance:.0f} B)"
         how = f"the same as {quoted}" if agree else f"different from {quoted}: this interpreter's layout differs"
-        return (f"verdict: memory, counted like seed 000 (list pointer included): {here[0]:,.0f} B plain and "
+        return (f"verdict: memory, counted like the Python engine notes (list pointer included): {here[0]:,.0f} B plain and "
                 f"{here[1]:,.0f} B slotted here, {how}. Counting the instance alone gives {pointer:.0f} B less on "
                 "each side: the list's pointer, a difference of method, not of interpreter.")
 
@@ -308,7 +308,7 @@ def measure_slots(
 
     Each timing is one interleaved comparison of ``budget`` seconds at most,
     samples of about ``target`` seconds. Memory is counted both ways (the instance
-    alone over ``instances`` objects, and seed 000's method over ``seed_instances``,
+    alone over ``instances`` objects, and the Python engine notes' method over ``seed_instances``,
     its own count, since the list's over-allocation per instance depends on the
     count). Cost: about ``2 * budget`` seconds plus four allocations under ``tracemalloc``.
     """

@@ -14,7 +14,7 @@ __all__ = ["slots_explorer"]
 
 
 def slots_explorer(*, instances: int = 5_000, budget: float = 0.6, target: float = SAMPLE_TARGET) -> FigureControl:
-    """A field-count slider (1 to 60, default 18, seed 000's class); measures and draws on every change.
+    """A field-count slider (1 to 60, default 18, the Python engine notes' class); measures and draws on every change.
 
     Each position runs two interleaved comparisons of at most ``budget`` seconds each.
     """

@@ -6,7 +6,7 @@ enabled flag, nothing left frozen):
 * ``refcount_and_cycle`` shows a plain object freed the moment its last
   reference goes, and a two-object cycle that survives until ``gc.collect()``.
 * ``collection_pauses`` times full collections with a real ``OrderBook`` of
-  each size alive (or the seed's plain objects), each size in a fresh worker
+  each size alive (or the notes' plain objects), each size in a fresh worker
   process (``edumatcher.kit._worker``), and counts the objects the collector tracks;
   ``pause_fit`` fits a line through the medians (``scipy.stats.linregress``) and
   words a ``verdict:`` from the slope's confidence interval.
@@ -134,11 +134,11 @@ PAUSE_SIZES = (0, 25_000, 50_000, 100_000, 200_000)
 """Chapter 07's book sizes: five points, a few seconds in all, about 150 MB at the largest (fits Binder)."""
 
 OBJECT_KINDS = ("book", "seed")
-"""What ``collection_pauses`` keeps alive: resting orders in an ``OrderBook``, or seed 000's plain objects."""
+"""What ``collection_pauses`` keeps alive: resting orders in an ``OrderBook``, or the Python engine notes' plain objects."""
 
 
 class _SeedObject:
-    """Seed 000's stand-in for a resting order (§11 script, quoted): three slots, one a small dict."""
+    """The Python engine notes' stand-in for a resting order (quoted): three slots, one a small dict."""
 
     __slots__ = ("id", "px", "meta")
 
@@ -202,7 +202,7 @@ def collection_pauses(sizes: Sequence[int], *, repeat: int = 7, seed: int = 1, o
     """Time ``repeat`` full collections (``gc.collect()``) with ``n`` objects alive, for each ``n`` in ``sizes``.
 
     ``objects="book"`` keeps an ``OrderBook`` of ``n`` resting orders alive;
-    ``objects="seed"`` keeps ``n`` of seed 000's three-slot objects. With
+    ``objects="seed"`` keeps ``n`` of the Python engine notes' three-slot objects. With
     ``isolated`` (the default) each size runs in its own fresh worker process
     (``edumatcher.kit._worker.run_isolated``), so a size of 0 is the bare
     interpreter with ``edumatcher`` imported, not the notebook: a kernel's own

@@ -1,6 +1,6 @@
 """The bimodal benchmark, reproduced: a big long-lived heap, a benchmark that keeps what it makes, the collector.
 
-Seed 000 (§11.1, quoted) tells of a throughput figure that swung between 12,361
+The Python engine notes (quoted) tell of a throughput figure that swung between 12,361
 and 35,377 orders/s over three runs of one workload: the benchmark's mock socket
 kept every published frame, and the cyclic collector had to walk that heap.
 

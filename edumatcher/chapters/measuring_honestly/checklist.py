@@ -1,6 +1,6 @@
 """The checklist before touching a hot path, as a flow of yes/no questions a reader can walk.
 
-Seed 000 (§12) ends with a decision procedure for every micro-optimisation; this
+The Python engine notes end with a decision procedure for every micro-optimisation; this
 module states our version of it as data (``CHECKLIST``: questions that lead to
 other questions or to an outcome) and ``ChecklistWalk`` walks it one answer at a
 time, remembering the path so it can go back. Chapter 09's widget drives a walk;

@@ -1,6 +1,6 @@
 """How often a differential test catches a planted bug, depending on the prices it draws.
 
-Seed 001 (quoted, a C++ engine) planted a time-priority bug, taking the back of
+The C++ engine README (quoted, a C++ engine) planted a time-priority bug, taking the back of
 a price level's queue instead of its front; a random test with continuous prices
 missed it, because two orders almost never shared a price, and a 10-tick ladder
 caught it at once. ``catch_rates`` repeats that experiment on this engine: the

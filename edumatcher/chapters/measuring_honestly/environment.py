@@ -1,6 +1,6 @@
 """What a benchmark's environment looks like here, and which parts of it Python can set.
 
-Seed 001 (quoted, a C++ engine) made its EC2 figures reproducible by pinning the
+The C++ engine README (quoted, a C++ engine) made its EC2 figures reproducible by pinning the
 benchmark to an isolated core (``taskset -c 1``), turning turbo boost off and
 setting the CPU governor to ``performance``. Some of that a Python process can do
 for itself; some only the operating system (an administrator, a boot parameter)

@@ -1,6 +1,6 @@
 """Handing messages from one thread to another: a consumer that polls against one that blocks.
 
-Seed 001 (quoted, a C++ engine) built a lock-free single-producer/single-consumer
+The C++ engine README (quoted, a C++ engine) built a lock-free single-producer/single-consumer
 queue whose threads spin (``while (!queue.push(...)) std::this_thread::yield();``)
 and measured it against ``std::mutex`` + ``std::condition_variable``: on an EC2
 c6i.large, with the benchmark pinned to one core (``taskset -c 1``), the spinning
@@ -14,7 +14,7 @@ a consumer thread takes each one and runs ``Engine.handle`` on it. Three consume
 * ``busy poll``: ``deque.popleft`` in a loop until something is there (the
   producer polls the same way while the deque is full);
 * ``yield poll``: the same, with ``time.sleep(0)`` after each empty poll (the
-  seed's ``yield``: the GIL is released and the other thread may run);
+  notes' ``yield``: the GIL is released and the other thread may run);
 * ``blocking queue``: ``queue.Queue(maxsize).get()`` and ``put()``, which wait on
   a ``threading.Condition`` (the mutex and condition variable).
 
@@ -59,7 +59,7 @@ KINDS = ("busy poll", "yield poll", "blocking queue")
 """The consumers compared, in the order they are reported."""
 
 CAPACITY = 16
-"""Messages the channel holds before the producer must wait (the seed's ring has a fixed size too)."""
+"""Messages the channel holds before the producer must wait (the notes' ring has a fixed size too)."""
 
 _END = None  # what the producer sends after the last payload
 

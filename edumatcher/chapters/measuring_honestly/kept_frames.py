@@ -1,13 +1,13 @@
 """What keeping every published frame costs the engine with the collector off: heap growth, measured.
 
-Seed 000 (§11.1, quoted) blames its bimodal benchmark on two things together: a
+The Python engine notes (quoted) blames its bimodal benchmark on two things together: a
 mock socket that kept every frame, and the collector walking that heap. The
 collector is the bimodal part (``experiments.bimodal``). This module measures
 the other part on its own: the engine's real message path (``Engine.handle``,
 frames to a sink), the collector **off** in every run, with the frames
 
 * ``"discard"``: counted and dropped (``sinks.DiscardingSink``), as a benchmark should;
-* ``"keep"``: kept as sent (``sinks.KeepingSink``), the seed's mock socket;
+* ``"keep"``: kept as sent (``sinks.KeepingSink``), the notes' mock socket;
 * ``"keep copies"``: a compact copy of each payload kept instead of the object
   the encoder returned, to tell the frames' own size from the allocator's slack.
 
@@ -93,7 +93,7 @@ def kept_frames_worker(runs: int = 8, messages: int = 1_000, warmup: int = 1, se
 
     Meant for a fresh process (``kept_frames`` runs it in one). Each mode has
     its own engine and its own sink, which lives for the whole session, as the
-    seed's mock socket did. Round i runs the same ``messages`` payloads through
+    notes' mock socket did. Round i runs the same ``messages`` payloads through
     every mode, in an order drawn at random for that round, so a drift of the
     machine lands on all of them and the rounds can be compared in pairs.
     Returns per mode, per timed run: the CPU seconds, the minor page faults, the

@@ -1,4 +1,4 @@
-"""Seed 000 §7, "interpreter-level micro-optimisations", as pairs of small functions to time.
+"""The Python engine notes, "interpreter-level micro-optimisations", as pairs of small functions to time.
 
 Each pair is *what the technique avoids* and *what it does*, written so that the
 difference is the technique and nothing else, and so that one call does enough
@@ -13,7 +13,7 @@ the bytecode with ``dis``.
   a set display of names (rebuilt on every call) against a module-level frozenset.
 * §7.3 ``fills_as_counters`` / ``fills_as_events``: what the hot path records per
   fill: two counter increments, or one event record to interpret later.
-* §7.4 ``LEFT_ALONE``: the seed's "tried and left alone" table, each row with its
+* §7.4 ``LEFT_ALONE``: the notes' "tried and left alone" table, each row with its
   quoted reason and, where this engine has one, the nearest pair to measure.
 
 >>> from edumatcher.workloads import standard, to_order
@@ -186,7 +186,7 @@ def _id_from_urandom() -> str:
 
 @dataclass(frozen=True)
 class LeftAlone:
-    """One row of seed 000's §7.4: the idea, the seed's reason (quoted), our nearest analogue and its pair.
+    """One row of the Python engine notes' §7.4: the idea, the notes' reason (quoted), our nearest analogue and its pair.
 
     ``idea`` and ``current`` are zero-argument callables (the idea, and what the
     code does now), or None where there is nothing honest to time here; ``unit`` is
@@ -235,7 +235,7 @@ LEFT_ALONE: tuple[LeftAlone, ...] = (
         "See §10",
         "measured in chapter 08 (pooling against allocation, and the stale-reference hazard)"),
 )
-"""Seed 000 §7.4's rows (reasons quoted, seed 000, CPython 3.14), each with this engine's nearest analogue."""
+"""the Python engine notes' rows (reasons quoted: Python engine notes, CPython 3.14), each with this engine's nearest analogue."""
 
 SPEED_UP_WORTH_NAMING = 0.05
 """A speed-up smaller than this fraction is inside the course's "same" band: not a win the chapter names."""

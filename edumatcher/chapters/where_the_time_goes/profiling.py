@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 ONE_PERCENT = 0.01
-"""The gate of seed 000's first rule: a target below this share of wall time is left alone."""
+"""The gate of the Python engine notes' first rule: a target below this share of wall time is left alone."""
 
 
 def function_label(key: tuple[str, int, str]) -> str:
@@ -251,14 +251,14 @@ SEED_PROFILE: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("enum.__get__ (the .value descriptor)", "1.9 %", "3.5", ("enum.py:",)),
     ("logging.isEnabledFor", "1.4 %", "5.5", ()),
 )
-"""Seed 000's profile of 20 000 orders (quoted, CPython 3.14): component, share, calls per order,
+"""The Python engine notes' profile of 20 000 orders (quoted, CPython 3.14): component, share, calls per order,
 and the names under which the nearest function of this engine appears in our profile (if any)."""
 
 
 def profile_beside_seed(report: ProfileReport) -> SideBySide:
-    """Seed 000's quoted profile, each row followed by this engine's nearest function, measured here.
+    """The Python engine notes' quoted profile, each row followed by this engine's nearest function, measured here.
 
-    This engine is not the seed's (no positions, no logging on the message path),
+    This engine is not the notes' (no positions, no logging on the message path),
     so some rows have no counterpart; they say so instead of borrowing a number.
     """
     here = measured_here()
