@@ -80,6 +80,7 @@ class StudentFeedback:
     assignment: str
     due: str
     exercises: list[ExerciseFeedback]
+    file_name: str = "feedback"  # the page's name: the assignment's short name
 
     @property
     def final(self) -> float:
@@ -209,7 +210,7 @@ def write_feedback_pages(out_dir: str | Path, students: Sequence[StudentFeedback
         folder_name = student_folder_name(feedback.student)
         folder = root / folder_name
         folder.mkdir(parents=True, exist_ok=True)
-        page = folder / f"{safe_name(feedback.assignment)}.html"
+        page = folder / f"{safe_name(feedback.file_name)}.html"
         page.write_text(feedback_page(feedback, course), encoding="utf-8")
         pages.append(page)
         with zipfile.ZipFile(root / f"{folder_name}.zip", "w", zipfile.ZIP_DEFLATED) as bundle:

@@ -66,7 +66,7 @@ def export_term(book: Any, entries: list[Any], exercises: dict[str, Any], out_di
                                   i.result.exercise))
         students.append(StudentFeedback(student, roster.get(student, ("", {}))[0], assignment.column
                                         if assignment is not None else name,
-                                        assignment.due if assignment is not None else "", items))
+                                        assignment.due if assignment is not None else "", items, name))
     write_feedback_pages(out_dir, students)
     if assignment is None:
         return
