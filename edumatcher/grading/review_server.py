@@ -121,6 +121,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if not self._host_ok():
             return self._send(403, "wrong host")
         path = urllib.parse.urlsplit(self.path)
+        if path.path == "/favicon.ico":  # asked for by every browser: nothing, rather than a 404
+            self.send_response(204)
+            self.end_headers()
+            return None
         query = urllib.parse.parse_qs(path.query)
         parts = [urllib.parse.unquote(p) for p in path.path.strip("/").split("/") if p]
         with self.server.lock:
