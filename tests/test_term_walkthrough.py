@@ -77,7 +77,9 @@ def _notebook(filled: set[str]) -> str:
     source = {grade_id(cell): cell.source for cell in nbformat.read(TOY, as_version=4).cells}
     nb = release_notebook(nbformat.read(TOY, as_version=4))
     for cell in nb.cells:
-        if grade_id(cell) in filled:
+        if grade_id(cell) == "a_explain" and "a_explain" in filled:
+            cell.source = "Why does `mean` refuse an empty list?\n\nDividing by a length of **zero** has no meaning."
+        elif grade_id(cell) in filled:
             cell.source = source[grade_id(cell)]
     return notebook_text(nb)
 

@@ -52,6 +52,9 @@ def add_parsers(sub: Any) -> None:
                          help="with --student-tree: replace TREE if an earlier --student-tree wrote it")
     release.add_argument("--binder-repo", metavar="OWNER/REPO[/BRANCH]", default=None,
                          help="with --student-tree: point the README's Binder badge at the class repository")
+    release.add_argument("--assignments", metavar="FILE", default=None,
+                         help="with --student-tree: the course's assignments file (default: assignments.toml "
+                              "beside SOURCE, if there is one) for the README's course, instructor and due dates")
     release.set_defaults(func=_release)
 
     grade = sub.add_parser(
@@ -166,8 +169,16 @@ def _release_student_tree(args: argparse.Namespace) -> int:
 
     if args.check:
         raise CliError("--check compares exercises/ only; it does not combine with --student-tree")
+    from pathlib import Path
+
+    from .student_tree import REMAINING_STEPS
+    from .term import ASSIGNMENTS_FILE, load_course
+
+    # The course's name, instructor, hand-in rule and due dates, when the repository declares them.
+    declared = Path(args.assignments) if args.assignments else Path(args.source).resolve().parent / ASSIGNMENTS_FILE
+    course = load_course(declared) if declared.is_file() or args.assignments else None
     report = write_student_tree(args.student_tree, source_dir=args.source, force=args.force,
-                                binder_repo=args.binder_repo)
+                                binder_repo=args.binder_repo, course=course)
     print(f"wrote the student tree {report.out}: {report.files} files "
           f"({', '.join(report.copied)}; {len(report.exercises)} exercise notebook(s))")
     for note in report.notes:
@@ -175,6 +186,10 @@ def _release_student_tree(args: argparse.Namespace) -> int:
     if report.binder and args.binder_repo is None:
         print(f"note: the README's Binder badge names {report.binder}; pass --binder-repo OWNER/REPO[/BRANCH] "
               "or edit it to name the class repository", file=sys.stderr)
+    if course is None:
+        print(f"note: no {ASSIGNMENTS_FILE} beside {args.source}: the README names no instructor, hand-in rule "
+              "or due dates (pass --assignments FILE)", file=sys.stderr)
+    print(REMAINING_STEPS.format(tree=report.out))
     return 0
 
 
