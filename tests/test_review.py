@@ -69,11 +69,14 @@ def _rows(path: Path) -> list[dict[str, str]]:
 def test_page_shows_every_answer_escaped_with_the_autograde(book: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _review(book) == 0
     page = (book / "review" / "ex_toy.html").read_text(encoding="utf-8")
-    assert "<script" not in page.lower() and "&lt;script&gt;alert(&#x27;stolen&#x27;)&lt;/script&gt;" in page
+    # Markdown is rendered; the raw HTML in it stays text (markdown-it with html off, under the CSP).
+    assert "<script" not in page.lower() and "&lt;script&gt;alert('stolen')&lt;/script&gt;" in page
+    assert "because <strong>zero</strong> &amp; no length" in page
     assert "Content-Security-Policy" in page and "default-src &#x27;none&#x27;" not in page
     assert "Dividing by zero." in page and "NOT THIS ONE" not in page  # autograded copy first
-    assert page.count("Why does `mean` refuse an empty list?") == 1  # the prompt, once: taken off the answers
-    assert '<div class="answer">&lt;script&gt;' in page
+    # the prompt, once (rendered): taken off the answers
+    assert page.count("Why does <code>mean</code> refuse an empty list?") == 1
+    assert '<div class="answer md"><p>&lt;script&gt;' in page
     assert "Dividing by a length of zero has no meaning." in page  # the model answer, folded
     assert "1/1 (graded)" in page and "0/1 (graded)" in page
     assert "&#x27;=cmd" not in page and "=cmd" in page

@@ -187,7 +187,7 @@ def test_a_term_of_five_students_ends_with_canvas_grades_and_feedback_pages(tmp_
     # One feedback page per student, what the student reads: the combined total and hidden checks labelled.
     pages = sorted((book / "feedback").glob("*/a1.html"))
     assert [p.parent.name for p in pages] == ["ann", "bben", "ccho", "dlee", "epark"]
-    assert all((book / "feedback" / f"{p.parent.name}.zip").is_file() for p in pages)
+    assert all((book / "bundles" / f"{p.parent.name}.zip").is_file() for p in pages)
     shown = _run("feedback", "gradebook/a1", "--show", "epark", cwd=course).stdout
     assert "Total: 4.8 / 6" in shown and "Late: 2 day(s), 20% of the points deducted" in shown
     assert "includes hidden tests" in shown and "Written answers, graded by a person: 1 / 1" in shown

@@ -5,7 +5,7 @@ gradebook graded without ``--assignment``) shows the combined total (autograded 
 answers graded by a person, after any late penalty), then each exercise: every check with its
 result and message (checks with hidden tests are labelled: the student's own run could not show
 them), each written answer's points and comment, and the notes, worded for a student.
-``feedback/<student folder>.zip`` holds that page, the Markdown feedback files and the student's
+``bundles/<student folder>.zip`` holds that page, the Markdown feedback files and the student's
 graded notebooks: one file per student to upload to the LMS (Canvas: "Submission comments" or a
 "Feedback file"). ``python -m edumatcher feedback GRADEBOOK_DIR --show STUDENT`` prints the page
 as text: exactly what the student will read.
@@ -30,6 +30,7 @@ from edumatcher.cli import CliError
 __all__ = ["ExerciseFeedback", "StudentFeedback", "hidden_checks", "student_wording", "feedback_page",
            "write_feedback_pages", "page_text", "add_feedback_parser"]
 
+BUNDLES = "bundles"  # GRADEBOOK_DIR/bundles/<student folder>.zip
 _CSP = "default-src 'none'; style-src 'unsafe-inline'"
 _STYLE = """
 body { font: 16px/1.5 system-ui, sans-serif; margin: 2em auto; max-width: 50em; padding: 0 1em; color: #222; }
@@ -213,7 +214,9 @@ def write_feedback_pages(out_dir: str | Path, students: Sequence[StudentFeedback
         page = folder / f"{safe_name(feedback.file_name)}.html"
         page.write_text(feedback_page(feedback, course), encoding="utf-8")
         pages.append(page)
-        with zipfile.ZipFile(root / f"{folder_name}.zip", "w", zipfile.ZIP_DEFLATED) as bundle:
+        bundles = Path(out_dir) / BUNDLES
+        bundles.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(bundles / f"{folder_name}.zip", "w", zipfile.ZIP_DEFLATED) as bundle:
             bundle.write(page, page.name)
             for markdown in sorted(folder.glob("*.md")):
                 bundle.write(markdown, markdown.name)
@@ -230,7 +233,7 @@ def add_feedback_parser(sub: Any) -> None:
     parser = sub.add_parser(
         "feedback", help="the feedback students receive: list the pages, or --show one student's page as text",
         description="Every grade and review --import run writes GRADEBOOK_DIR/feedback/<student>/<assignment>.html "
-                    "and a bundle GRADEBOOK_DIR/feedback/<student>.zip (the page, the Markdown feedback and the "
+                    "and a bundle GRADEBOOK_DIR/bundles/<student>.zip (the page, the Markdown feedback and the "
                     "graded notebooks) to upload to the LMS. This command lists them, or shows one student's "
                     "page as text: exactly what that student will read.",
         epilog="Example: python -m edumatcher feedback gradebook/a1 --show dlee")
@@ -250,7 +253,7 @@ def _feedback(args: argparse.Namespace) -> int:
     if args.show is None:
         for page in pages:
             print(page)
-        print(f"{len(pages)} page(s); bundles to upload: {root}/<student>.zip", file=sys.stderr)
+        print(f"{len(pages)} page(s); bundles to upload: {Path(args.gradebook) / BUNDLES}/<student>.zip", file=sys.stderr)
         return 0
     wanted = student_folder_name(args.show)
     chosen = [p for p in pages if p.parent.name == wanted] or [
