@@ -113,6 +113,8 @@ def add_parsers(sub: Any) -> None:
     add_feedback_parser(sub)
     from .term_export import add_totals_parser
     add_totals_parser(sub)
+    from .guide import add_guide_parser
+    add_guide_parser(sub)
 
 
 def _positive_int(text: str) -> int:
