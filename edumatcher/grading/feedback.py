@@ -169,8 +169,8 @@ def feedback_page(feedback: StudentFeedback, course: str = "") -> str:
             parts.append("<table><thead><tr><th>check</th><th>result</th><th>points</th><th>message</th></tr>"
                          "</thead><tbody>")
             for check in r.checks:
-                label = ('<br><span class="hidden">includes hidden tests: your own run of the notebook '
-                         "could not show them</span>") if check.grade_id in hidden else ""
+                label = (' <span class="hidden">(includes hidden tests: your own run of the notebook '
+                         "could not show them)</span>") if check.grade_id in hidden else ""
                 verdict = '<span class="pass">passed</span>' if check.passed else '<span class="fail">failed</span>'
                 parts.append(f"<tr><td>{_e(check.grade_id)}{label}</td><td>{verdict}</td>"
                              f"<td>{_n(check.points)} / {_n(check.max_points)}</td>"
@@ -194,7 +194,7 @@ def page_text(page: str) -> str:
     """A feedback page as plain text (what ``feedback --show`` prints)."""
     text = re.sub(r"<(style|title)>.*?</\1>", "", page, flags=re.S)
     text = re.sub(r"</(p|h1|h2|li|tr|table|ul)>|<br>", "\n", text)
-    text = re.sub(r"</t[dh]>", "  ", text)
+    text = re.sub(r"</t[dh]>(?=\s*<t[dh])", " | ", text)
     text = re.sub(r"<[^>]+>", "", text)
     lines = [" ".join(html.unescape(line).split()) for line in text.splitlines()]
     return "\n".join(line for line in lines if line) + "\n"
