@@ -158,6 +158,9 @@ def test_a_term_of_five_students_ends_with_canvas_grades_and_feedback_pages(tmp_
     assert rows["epark"]["late_days"] == "2" and rows["epark"]["penalty"] == "0.2"
     assert rows["dlee"]["late_days"] == "0"  # three days after the due date, inside his extension
     assert (book / "points.csv").is_file() and "(points)" not in (book / "totals.csv").read_text(encoding="utf-8")
+    report = (book / "class_report.html").read_text(encoding="utf-8")
+    assert "1 untouched submission(s)" in report and '<section id="students">' in report
+    assert "ex_two" not in report and "No submissions" not in report  # a1's exercises only
 
     # The written answers, scored in the browser: ccho's blank answer starts at 0 and stays.
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
