@@ -201,3 +201,17 @@ def test_a_term_of_five_students_ends_with_canvas_grades_and_feedback_pages(tmp_
     # a1 (weight 0.4): 6/6; a2 (weight 0.6): 5/6, its written answer not scored yet
     assert float(by_student["ann"]["weighted_percent"]) == pytest.approx(90)
     assert float(by_student["ccho"]["weighted_percent"]) == 0
+
+    # The class repository: the course's name, instructor, hand-in rule and due dates, one commit, ready to push.
+    released = _run("release", str(REPO / "solutions"), "--student-tree", str(tmp_path / "class-repo"),
+                    "--assignments", "assignments.toml", "--binder-repo", "uni-x/perf-2027", cwd=course)
+    assert "git -C" in released.stdout and "push" in released.stdout
+    tree = tmp_path / "class-repo"
+    readme = (tree / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("# Toy performance course\n") and "Instructor: Dr. Ada Example" in readme
+    assert "| Assignment 1 (101) | `exercises/ex_toy.ipynb` | 2026-10-02T23:59:00+00:00" in readme
+    log = subprocess.run(["git", "-C", str(tree), "log", "--oneline"], capture_output=True, text=True, check=True)
+    status = subprocess.run(["git", "-C", str(tree), "status", "--porcelain"], capture_output=True, text=True,
+                            check=True)
+    assert len(log.stdout.splitlines()) == 1 and status.stdout == ""
+    assert "'.[course]'" in (tree / "Makefile").read_text(encoding="utf-8")
