@@ -67,8 +67,10 @@ def add_parsers(sub: Any) -> None:
             "Each result is committed to OUT/gradebook.sqlite as it finishes; rerunning the same command "
             "grades only what is missing or changed. Ctrl-C, SIGTERM or SIGHUP stop cleanly (finished rows "
             "kept). Every run exports the whole gradebook: OUT/grades.csv, OUT/<exercise>.csv, OUT/totals.csv, "
-            "OUT/feedback/<student>/<exercise>.md, OUT/class_report.html and "
-            "OUT/autograded/<student>/<exercise>.ipynb. " + _GRADE_WARNING
+            "OUT/points.csv, OUT/feedback/<student>/<exercise>.md and <assignment>.html (what the student reads), "
+            "OUT/bundles/<student>.zip, OUT/class_report.html and OUT/autograded/<student>/<exercise>.ipynb; with "
+            "--assignment also late days and penalties, OUT/canvas_import.csv, OUT/moodle_import.csv and "
+            "OUT/assignment_totals.csv. " + _GRADE_WARNING
         ),
         epilog="Examples: python -m edumatcher grade submitted/ --source solutions/ --jobs 2 --roster roster.csv; "
                "then, after a late hand-in: python -m edumatcher grade submitted/ --regrade ann/02_exact_ticks",

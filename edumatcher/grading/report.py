@@ -14,6 +14,8 @@ run, so a run that graded one student still writes everyone's rows. Layout under
     totals.csv                      one row per student: each exercise's total, the sum and the maximum
     points.csv                      what each exercise of totals.csv is worth, and the total
     feedback/<student>/<exercise>.md
+    feedback/<student>/<assignment>.html    what the student reads (``feedback``), and bundles/<student>.zip
+    canvas_import.csv, moodle_import.csv, assignment_totals.csv   graded with --assignment (``term_export``)
     autograded/<student>/<exercise>.ipynb   the executed notebook, outputs capped (when it ran)
     class_report.html               the class summary (``class_report``)
 
