@@ -88,12 +88,18 @@ def exercise_info(path: Path) -> dict[str, Any]:
     intro = ""
     for cell in cells:
         if cell.cell_type == "markdown":
-            paragraphs = [p for p in cell.source.split("\n\n") if p.strip() and not p.lstrip().startswith("#")]
-            intro = " ".join(paragraphs[0].split()) if paragraphs else ""
+            text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell.source)  # links as their text
+            paragraphs = [" ".join(p.split()) for p in text.split("\n\n") if p.strip() and not p.lstrip().startswith("#")]
+            sentences = [s for p in paragraphs for s in re.split(r"(?<=[.!?])\s+(?=[A-Z`])", p)]
+            # What the student does: the sentence saying so, else the opening one.
+            asks = [s for s in sentences if re.match(r"(In this exercise|Here|You )", s)]
+            chosen = list(dict.fromkeys([*sentences[:1], *asks[:1]]))
+            intro = " ".join(chosen)
             break
     return {"name": exercise.name, "title": _title(cells, exercise.name), "points": exercise.max_points,
             "manual_points": float(sum(s.points for s in exercise.manual)), "checks": len(exercise.checks),
-            "hidden": len(hidden_checks(exercise)), "manual": len(exercise.manual), "intro": intro}
+            "hidden": len(hidden_checks(exercise)), "manual": len(exercise.manual), "intro": intro,
+            "check_ids": [spec.grade_id for spec in exercise.checks]}
 
 
 def _seconds(value: float | None) -> str:
@@ -189,19 +195,20 @@ def render_guide(root: str | Path = ".") -> str:
         + ("Time to run is the model solution's, measured with the chapters (what grading one "
            "submission costs, roughly; not the time a student needs to write it)." if measured else ""),
         "",
-        "| exercise | points | checks (hidden) | written answers | run | what it asks |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| exercise | points | checks (hidden) | written answers | run | what it asks | what the checks test |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for exercise in exercises:
         manual = f"{exercise['manual']} ({exercise['manual_points']:g} pt)" if exercise["manual"] else "-"
         lines.append(f"| `{exercise['name']}` | {exercise['points'] + exercise['manual_points']:g} | "
                      f"{exercise['checks']} ({exercise['hidden']}) | {manual} | "
                      f"{_seconds(seconds.get('solutions/' + exercise['name']))} | "
-                     f"{exercise['intro'].replace('|', '/')} |")
+                     f"{exercise['intro'].replace('|', '/')} | "
+                     + ", ".join(f"`{gid}`" for gid in exercise["check_ids"]) + " |")
     lines += ["", "## A sample term", "",
-              f"{len(chapters) - 1 if len(chapters) > 11 else len(chapters)} weeks of one chapter each, "
-              "each week's exercises due a week later (declare them in `assignments.toml`: one "
-              "`[[assignment]]` per week), then a final week for catching up and a written review.", "",
+              "{weeks} weeks of one chapter each (the first two chapters share week 1), each week's exercises "
+              "due a week later (declare them in `assignments.toml`: one `[[assignment]]` per week), then a "
+              "final week for catching up and a written review.", "",
               "| week | read and run | assignment (due a week later) |", "| --- | --- | --- |"]
     weeks: list[list[dict[str, Any]]] = []
     for chapter in chapters:
@@ -217,6 +224,7 @@ def render_guide(root: str | Path = ".") -> str:
         lines.append(f"| {number} | {' and '.join(c['title'] for c in week)} (about {reading} min of reading) | "
                      + (", ".join(f"`{name}`" for name in set_now) or "-") + " |")
     lines.append(f"| {len(weeks) + 1} | catch-up, late work, review of the written answers | - |")
+    lines = [line.replace("{weeks}", str(len(weeks) + 1)) if line.startswith("{weeks}") else line for line in lines]
     lines.append("")
     return "\n".join(lines)
 
