@@ -138,9 +138,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 if len(parts) == 2 and parts[0] == "review":
                     page = _form_page(self.server, parts[1], query.get("saved", [""])[0], query.get("error", [""])[0])
                     return self._send(200, page)
-                if len(parts) == 3 and parts[0] == "notebooks" and all(p not in ("..", ".") for p in parts):
-                    target = self.server.book_dir / "review" / "notebooks" / parts[1] / parts[2]
-                    if target.is_file():
+                if len(parts) == 3 and parts[0] == "notebooks" and parts[2].endswith(".html") and all(
+                        p and not p.startswith(".") and "/" not in p and "\\" not in p and "\0" not in p
+                        for p in parts):
+                    base = (self.server.book_dir / "review" / "notebooks").resolve()
+                    target = (base / parts[1] / parts[2]).resolve()
+                    if target.is_relative_to(base) and target.is_file():
                         return self._send(200, target.read_text(encoding="utf-8"))
             except CliError as exc:
                 return self._send(404, _e(str(exc)))
