@@ -195,6 +195,7 @@ def test_a_term_of_five_students_ends_with_canvas_grades_and_feedback_pages(tmp_
     assert "Total: 4.8 / 6" in shown and "Late: 2 day(s), 20% of the points deducted" in shown
     assert "includes hidden tests" in shown and "Written answers, graded by a person: 1 / 1" in shown
     assert "cell 1" not in shown and "not on the roster" not in shown and "Student: Eve Park (epark)" in shown
+    assert "Toy performance course" in shown
 
     _run("totals", "gradebook", cwd=course)
     by_student = {row["student"]: row for row in _csv(course / "gradebook" / "course_totals.csv")}

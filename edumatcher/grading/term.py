@@ -43,7 +43,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,7 @@ class Assignment:
     late_per_day: float = 0.0
     late_cap: float = 1.0
     extensions: dict[str, str] = field(default_factory=dict)
+    course: str = ""  # the course's name (shown on the feedback pages)
 
     @property
     def column(self) -> str:
@@ -139,7 +140,7 @@ def load_course(path: str | Path = ASSIGNMENTS_FILE) -> Course:
                 title=str(raw.get("title", "")), points=float(raw["points"]) if "points" in raw else None,
                 weight=float(raw.get("weight", 1.0)), late_per_day=float(raw.get("late_per_day", 0.0)),
                 late_cap=float(raw.get("late_cap", 1.0)),
-                extensions={str(k): str(v) for k, v in raw.get("extensions", {}).items()})
+                extensions={str(k): str(v) for k, v in raw.get("extensions", {}).items()}, course=course.name)
         except KeyError as exc:
             raise CliError(f"{where}: {exc.args[0]!r} is missing (name, exercises and due are needed)") from None
         except (TypeError, ValueError) as exc:
@@ -169,7 +170,8 @@ def load_assignment(out_dir: str | Path) -> Assignment | None:
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
     data["exercises"] = tuple(data["exercises"])
-    return Assignment(**data)
+    known = {f.name for f in fields(Assignment)}
+    return Assignment(**{k: v for k, v in data.items() if k in known})
 
 
 def lateness(assignment: Assignment | None, student: str, submitted_at: str, lms_late: bool = False,

@@ -67,7 +67,7 @@ def export_term(book: Any, entries: list[Any], exercises: dict[str, Any], out_di
         students.append(StudentFeedback(student, roster.get(student, ("", {}))[0], assignment.column
                                         if assignment is not None else name,
                                         assignment.due if assignment is not None else "", items, name))
-    write_feedback_pages(out_dir, students)
+    write_feedback_pages(out_dir, students, assignment.course if assignment is not None else "")
     if assignment is None:
         return
     grades = out_dir / "grades.csv"
