@@ -31,7 +31,10 @@ no usable assert has no twin (``decoy_for`` returns None); for a check without h
 change is in text the student has, so one who compares every check with their copy can tell its
 twin apart (and could as well hard-code the answers such a check expects: give checks hidden
 parts); a contradiction is visible in the twin's own text to code that looks for one; and a
-student who knows which of two values is right needs no tampering to pass.
+student who knows which of two values is right needs no tampering to pass. Since ``decoy_for`` is
+public, code in the kernel can run it on each check it sees and make pass exactly the checks whose
+twin it will spot, passing no twin: only a changed value inside the hidden tests protects a check
+(``tests/test_grade_attacks.py`` prints the points each exercise leaves exposed).
 """
 
 from __future__ import annotations
