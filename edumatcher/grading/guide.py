@@ -149,8 +149,8 @@ def render_guide(root: str | Path = ".") -> str:
         + (f"Time to run is measured: every chapter executed once, top to bottom, in a fresh kernel by "
            f"`python -m edumatcher guide --measure` on {measured.get('date', '?')} (Python "
            f"{measured.get('python', '?')}, {measured.get('cpus', '?')} CPU(s), {measured.get('machine', '?')}"
-           f"{'; ' + measured['note'] if measured.get('note') else ''}). A student's laptop may be faster; "
-           "Binder is usually slower."
+           f"{'; ' + measured['note'] if measured.get('note') else ''}). Other machines differ: the same "
+           "command measures yours."
            if measured else "Time to run has not been measured yet: run `python -m edumatcher guide --measure`."),
         "",
         "| chapter | reading | run | exercises |",
