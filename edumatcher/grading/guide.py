@@ -186,7 +186,6 @@ def render_guide(root: str | Path = ".") -> str:
         "answer.",
         "- Questions that ask *what has been lost* or *why* are about a mechanism: ask for the one line "
         "of code that shows it.",
-        "- The last question of a chapter usually looks ahead; keep it for the start of the next session.",
         "",
         "## Exercises to assign",
         "",
