@@ -90,7 +90,9 @@ def test_exports_fill_the_roster_escape_formulas_and_separate_feedback_folders(t
     assert len(results) == len(grades) - 1
     totals = read_csv(tmp_path / "totals.csv")
     assert totals[0][0] == "student" and totals[0][-2:] == ["total", "max"]
-    assert {r[0] for r in totals[2:]} == {"ann lee", "ann_lee", "'=HYPERLINK(\"http://x\",\"y\")", "'-1+2", "cy"}
+    # No "(points)" row among the students: what each column is worth is in points.csv.
+    assert {r[0] for r in totals[1:]} == {"ann lee", "ann_lee", "'=HYPERLINK(\"http://x\",\"y\")", "'-1+2", "cy"}
+    assert read_csv(tmp_path / "points.csv") == [["exercise", "points"], ["ex_toy", "6"], ["total", "6"]]
     assert totals[0][1:-2] == ["ex_toy"]  # the assignment's columns only
     assert next(r for r in totals if r[0] == "cy")[1:-1] == ["0", "0"]
     toy_csv = read_csv(tmp_path / "ex_toy.csv")

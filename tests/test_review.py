@@ -69,11 +69,14 @@ def _rows(path: Path) -> list[dict[str, str]]:
 def test_page_shows_every_answer_escaped_with_the_autograde(book: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _review(book) == 0
     page = (book / "review" / "ex_toy.html").read_text(encoding="utf-8")
-    assert "<script" not in page.lower() and "&lt;script&gt;alert(&#x27;stolen&#x27;)&lt;/script&gt;" in page
+    # Markdown is rendered; the raw HTML in it stays text (markdown-it with html off, under the CSP).
+    assert "<script" not in page.lower() and "&lt;script&gt;alert('stolen')&lt;/script&gt;" in page
+    assert "because <strong>zero</strong> &amp; no length" in page
     assert "Content-Security-Policy" in page and "default-src &#x27;none&#x27;" not in page
     assert "Dividing by zero." in page and "NOT THIS ONE" not in page  # autograded copy first
-    assert page.count("Why does `mean` refuse an empty list?") == 1  # the prompt, once: taken off the answers
-    assert '<div class="answer">&lt;script&gt;' in page
+    # the prompt, once (rendered): taken off the answers
+    assert page.count("Why does <code>mean</code> refuse an empty list?") == 1
+    assert '<div class="answer md"><p>&lt;script&gt;' in page
     assert "Dividing by a length of zero has no meaning." in page  # the model answer, folded
     assert "1/1 (graded)" in page and "0/1 (graded)" in page
     assert "&#x27;=cmd" not in page and "=cmd" in page
@@ -178,3 +181,49 @@ def test_restore_keeps_the_students_written_answer_and_trusts_only_the_source_me
     assert answer.role == "answer" and answer.cell.source.endswith("My own words.")
     assert answer.cell.metadata.nbgrader["points"] == 1 and answer.cell.metadata.nbgrader["grade"] is True
     assert "a_explain" not in restored.check_positions()
+
+
+def test_review_server_saves_a_form_and_refuses_forged_or_foreign_requests(book: Path) -> None:
+    """``review --serve`` without a browser: the form's fields stored; a wrong token, another host or a path
+    outside the notebooks' folder refused (the browser test is tests/test_term_walkthrough.py)."""
+    import http.client
+    import json
+    import re
+    import threading
+    import urllib.parse
+
+    from edumatcher.grading.review import write_review
+    from edumatcher.grading.review_server import ReviewServer
+
+    write_review(book, SOURCES)
+    server = ReviewServer(book, SOURCES)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    port = server.server_address[1]
+
+    def request(method: str, path: str, body: str = "", host: str = f"127.0.0.1:{port}") -> http.client.HTTPResponse:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request(method, path, body=body.encode(), headers={
+            "Host": host, "Content-Type": "application/x-www-form-urlencoded"})
+        return connection.getresponse()
+
+    try:
+        page = request("GET", "/review/ex_toy").read().decode()
+        token = re.search(r'name="token" value="([^"]+)"', page).group(1)
+        keys = dict(re.findall(r'name="(key-\d+)" value="([^"]+)"', page))
+        number = next(k for k, v in keys.items() if json.loads(v.replace("&quot;", '"'))[0] == "ann")[4:]
+        form = {"token": token, f"key-{number}": json.dumps(["ann", "a_explain"]), f"points-{number}": "0.5",
+                f"comment-{number}": "half"}
+        answer = request("POST", "/review/ex_toy", urllib.parse.urlencode(form))
+        assert answer.status == 303 and "saved=1" in answer.getheader("Location")
+        with Gradebook.open(book) as gradebook:
+            assert gradebook.manual_scores()[("ann", "ex_toy")] == {"a_explain": (0.5, "half")}
+        assert request("POST", "/review/ex_toy", urllib.parse.urlencode({**form, "token": "forged"})).status == 403
+        assert request("GET", "/review/ex_toy", host="evil.example:80").status == 403
+        too_many = urllib.parse.urlencode({**form, f"points-{number}": "7"})
+        assert "error=" in request("POST", "/review/ex_toy", too_many).getheader("Location")
+        assert request("GET", "/notebooks/..%2F..%2F/gradebook.sqlite").status == 404
+        assert request("GET", "/notebooks/ann/..%2F..%2F..%2Fgradebook.sqlite").status == 404
+    finally:
+        server.shutdown()
+        server.server_close()

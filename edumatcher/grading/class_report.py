@@ -26,7 +26,13 @@ from pathlib import Path
 from .exercise import Exercise
 from .score import GRADED, NOT_SUBMITTED, SubmissionResult
 
-__all__ = ["CheckRate", "check_pass_rates", "write_class_report", "render_class_report"]
+__all__ = ["CheckRate", "check_pass_rates", "untouched", "write_class_report", "render_class_report"]
+
+
+def untouched(result: SubmissionResult) -> bool:
+    """Whether a graded row looks like the template as released: every check failed on NotImplementedError."""
+    return result.status == GRADED and bool(result.checks) and all(
+        not c.passed and "NotImplementedError" in (c.message or "") for c in result.checks)
 
 # manual_scores() shape from the gradebook: {(student, exercise): {grade_id: (points, comment)}}.
 Manual = Mapping[tuple[str, str], Mapping[str, tuple[float, str]]]
@@ -168,12 +174,26 @@ def _exercise_section(name: str, exercise: Exercise | None, rows: list[Submissio
     parts.append("<table><tr><th>total</th><th>students</th></tr>"
                  + "".join(f'<tr><td class="num">{_num(t)}</td><td class="num">{counts[t]}</td></tr>'
                            for t in sorted(counts)) + "</table>")
+    blank = sorted(r.student for r in rows if untouched(r))
+    if blank:
+        parts.append(f"<p><b>{len(blank)} untouched submission(s)</b> (the template as released: every check "
+                     f"failed on NotImplementedError): {_e(', '.join(blank))}.</p>")
     if exercise is not None and exercise.checks:
-        parts.append("<h3>Checks, most failed first</h3><table><tr><th>check</th><th>points</th><th>passed</th>"
+        from .feedback import hidden_checks
+
+        hidden = hidden_checks(exercise)
+        rates = check_pass_rates([r for r in rows if not untouched(r)], exercise)
+        hidden_failed = sum(rate.failed for rate in rates if rate.grade_id in hidden)
+        visible_failed = sum(rate.failed for rate in rates if rate.grade_id not in hidden)
+        parts.append(f"<h3>Checks, most failed first</h3><p>Untouched submissions left out. Failures of visible "
+                     f"checks (students could see them fail): {visible_failed}; of checks that hold hidden tests "
+                     f"(a student's own run cannot show the hidden part): {hidden_failed}.</p>"
+                     "<table><tr><th>check</th><th>kind</th><th>points</th><th>passed</th>"
                      "<th>failed</th><th>not run</th><th>pass rate</th><th>most common failure</th></tr>")
-        for rate in check_pass_rates(rows, exercise):
+        for rate in rates:
+            kind = "hidden tests" if rate.grade_id in hidden else "visible"
             parts.append(
-                f'<tr><td>{_e(rate.grade_id)}</td><td class="num">{_num(rate.points)}</td>'
+                f'<tr><td>{_e(rate.grade_id)}</td><td>{kind}</td><td class="num">{_num(rate.points)}</td>'
                 f'<td class="num">{rate.passed}</td><td class="num">{rate.failed}</td>'
                 f'<td class="num">{rate.not_run}</td><td class="num">{rate.pass_rate:.0%}</td>'
                 f"<td>{_e(rate.common_message)}</td></tr>")
@@ -210,6 +230,29 @@ def _timing_table(by_exercise: dict[str, list[SubmissionResult]]) -> str:
     return "".join(rows)
 
 
+def _student_table(by_exercise: dict[str, list[SubmissionResult]], exercises: Mapping[str, Exercise],
+                   manual: Manual | None) -> str:
+    """One row per student: each exercise's total (auto + manual; "blank" when untouched) and the sum."""
+    names = list(by_exercise)
+    cells: dict[str, dict[str, str]] = {}
+    sums: dict[str, float] = {}
+    for name, rows in by_exercise.items():
+        for r in rows:
+            total = r.total + sum(p for p, _ in _manual_points(manual, r).values())
+            cells.setdefault(r.student, {})[name] = _num(total) + (" (blank)" if untouched(r) else "")
+            sums[r.student] = sums.get(r.student, 0.0) + total
+    tops = [exercises[n].max_points + float(getattr(exercises[n], "manual_points", 0.0) or 0.0) for n in names]
+    lines = ['<section id="students"><h2>Students</h2><table><tr><th>student</th>'
+             + "".join(f"<th>{_e(n)} (/{_num(t)})</th>" for n, t in zip(names, tops, strict=True))
+             + f"<th>total (/{_num(sum(tops))})</th></tr>"]
+    for student in sorted(cells):
+        lines.append(f"<tr><td>{_e(student)}</td>"
+                     + "".join(f'<td class="num">{_e(cells[student].get(n, "-"))}</td>' for n in names)
+                     + f'<td class="num">{_num(sums[student])}</td></tr>')
+    lines.append("</table></section>")
+    return "".join(lines)
+
+
 def _not_graded_table(results: list[SubmissionResult]) -> str:
     rows = sorted((r for r in results if r.status != GRADED), key=lambda r: (r.exercise, r.student, r.submission))
     if not rows:
@@ -233,6 +276,8 @@ def render_class_report(results: list[SubmissionResult], exercises: Mapping[str,
     for result in results:
         if result.exercise in by_exercise:
             by_exercise[result.exercise].append(result)
+    if any(by_exercise.values()):  # the exercises set (someone handed them in), not every one of the source
+        by_exercise = {name: rows for name, rows in by_exercise.items() if rows}
     students = {r.student for r in results}
     graded = sum(1 for r in results if r.status == GRADED)
     body = [
@@ -244,6 +289,7 @@ def render_class_report(results: list[SubmissionResult], exercises: Mapping[str,
         + '<li><a href="#not-graded">not graded normally</a></li></ul>',
         "<h2>Time per submission</h2>",
         _timing_table(by_exercise),
+        _student_table(by_exercise, exercises, manual),
     ]
     for name, rows in by_exercise.items():
         body.append(_exercise_section(name, exercises[name], rows, manual, figures))

@@ -52,6 +52,9 @@ def add_parsers(sub: Any) -> None:
                          help="with --student-tree: replace TREE if an earlier --student-tree wrote it")
     release.add_argument("--binder-repo", metavar="OWNER/REPO[/BRANCH]", default=None,
                          help="with --student-tree: point the README's Binder badge at the class repository")
+    release.add_argument("--assignments", metavar="FILE", default=None,
+                         help="with --student-tree: the course's assignments file (default: assignments.toml "
+                              "beside SOURCE, if there is one) for the README's course, instructor and due dates")
     release.set_defaults(func=_release)
 
     grade = sub.add_parser(
@@ -64,15 +67,23 @@ def add_parsers(sub: Any) -> None:
             "Each result is committed to OUT/gradebook.sqlite as it finishes; rerunning the same command "
             "grades only what is missing or changed. Ctrl-C, SIGTERM or SIGHUP stop cleanly (finished rows "
             "kept). Every run exports the whole gradebook: OUT/grades.csv, OUT/<exercise>.csv, OUT/totals.csv, "
-            "OUT/feedback/<student>/<exercise>.md, OUT/class_report.html and "
-            "OUT/autograded/<student>/<exercise>.ipynb. " + _GRADE_WARNING
+            "OUT/points.csv, OUT/feedback/<student>/<exercise>.md and <assignment>.html (what the student reads), "
+            "OUT/bundles/<student>.zip, OUT/class_report.html and OUT/autograded/<student>/<exercise>.ipynb; with "
+            "--assignment also late days and penalties, OUT/canvas_import.csv, OUT/moodle_import.csv and "
+            "OUT/assignment_totals.csv. " + _GRADE_WARNING
         ),
         epilog="Examples: python -m edumatcher grade submitted/ --source solutions/ --jobs 2 --roster roster.csv; "
                "then, after a late hand-in: python -m edumatcher grade submitted/ --regrade ann/02_exact_ticks",
     )
     grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submitted notebook or folder of them")
     grade.add_argument("--source", default="solutions", help="folder of source notebooks (default solutions)")
-    grade.add_argument("--out", default="gradebook", help="where to write the gradebook (default gradebook)")
+    grade.add_argument("--out", default=None,
+                       help="where to write the gradebook (default gradebook, or gradebook/NAME with --assignment)")
+    grade.add_argument("--assignment", metavar="NAME", default=None,
+                       help="grade one assignment of the assignments file: its exercises only, its due date, late "
+                            "policy and extensions; the exports add late days, penalties and LMS import CSVs")
+    grade.add_argument("--assignments", metavar="FILE", default="assignments.toml",
+                       help="the course's assignments (default assignments.toml)")
     grade.add_argument("--jobs", type=_positive_int, default=1, help="notebooks graded at once (default 1)")
     grade.add_argument("--cell-timeout", type=_positive_int, default=60, metavar="S",
                        help="seconds one cell may run before it is interrupted (default 60)")
@@ -93,10 +104,19 @@ def add_parsers(sub: Any) -> None:
     grade.add_argument("--roster", metavar="CSV", default=None,
                        help="class list (a 'student' column, or the first column): every student gets a row for "
                             "every exercise, 'not-submitted' when missing; kept in the gradebook for later runs")
+    grade.add_argument("--roster-id", metavar="COLUMN", default=None,
+                       help="with a Canvas or Moodle gradebook export as --roster: the column that identifies "
+                            "students (default: Canvas SIS Login ID, else ID; Moodle Username, else Email address)")
     grade.set_defaults(func=_grade)
 
-    from .review import add_review_parser  # written answers graded by people (review.py)
+    from .review_cli import add_review_parser  # written answers graded by people (review.py, review_server.py)
     add_review_parser(sub)
+    from .feedback import add_feedback_parser
+    add_feedback_parser(sub)
+    from .term_export import add_totals_parser
+    add_totals_parser(sub)
+    from .guide import add_guide_parser
+    add_guide_parser(sub)
 
 
 def _positive_int(text: str) -> int:
@@ -153,8 +173,16 @@ def _release_student_tree(args: argparse.Namespace) -> int:
 
     if args.check:
         raise CliError("--check compares exercises/ only; it does not combine with --student-tree")
+    from pathlib import Path
+
+    from .student_tree import REMAINING_STEPS
+    from .term import ASSIGNMENTS_FILE, load_course
+
+    # The course's name, instructor, hand-in rule and due dates, when the repository declares them.
+    declared = Path(args.assignments) if args.assignments else Path(args.source).resolve().parent / ASSIGNMENTS_FILE
+    course = load_course(declared) if declared.is_file() or args.assignments else None
     report = write_student_tree(args.student_tree, source_dir=args.source, force=args.force,
-                                binder_repo=args.binder_repo)
+                                binder_repo=args.binder_repo, course=course)
     print(f"wrote the student tree {report.out}: {report.files} files "
           f"({', '.join(report.copied)}; {len(report.exercises)} exercise notebook(s))")
     for note in report.notes:
@@ -162,6 +190,10 @@ def _release_student_tree(args: argparse.Namespace) -> int:
     if report.binder and args.binder_repo is None:
         print(f"note: the README's Binder badge names {report.binder}; pass --binder-repo OWNER/REPO[/BRANCH] "
               "or edit it to name the class repository", file=sys.stderr)
+    if course is None:
+        print(f"note: no {ASSIGNMENTS_FILE} beside {args.source}: the README names no instructor, hand-in rule "
+              "or due dates (pass --assignments FILE)", file=sys.stderr)
+    print(REMAINING_STEPS.format(tree=report.out))
     return 0
 
 
@@ -175,20 +207,56 @@ def _grade(args: argparse.Namespace) -> int:
     from .exercise import find_exercises
     from .identities import unify_students, unique_roster
     from .run_lock import RunLock
-    from .run_plan import parse_regrade, read_roster
+    from .run_plan import parse_regrade
     from .sandbox import resolve_sandbox
     from .submissions import discover_submissions
 
     exercises = find_exercises(args.source)
+    args.assignment_spec = None
+    if args.assignment is not None:
+        from .term import load_course
+
+        course = load_course(args.assignments)
+        spec = course.assignments.get(args.assignment)
+        if spec is None:
+            raise CliError(f"{args.assignments} declares no assignment {args.assignment!r} (it has: "
+                           f"{', '.join(course.assignments) or 'none'})")
+        unknown = [name for name in spec.exercises if name not in exercises]
+        if unknown:
+            raise CliError(f"assignment {spec.name}: no exercise {', '.join(unknown)} in {args.source}")
+        exercises = {name: exercises[name] for name in spec.exercises}
+        args.assignment_spec = spec
+        if args.out is None:
+            args.out = str(Path("gradebook") / spec.name)
+    if args.out is None:
+        args.out = "gradebook"
     sandbox = resolve_sandbox(args.sandbox)  # before anything runs: no sandbox, no grading (unless none)
     regrade = parse_regrade(args.regrade)
     roster = None
+    args.roster_entries = []
     if args.roster:
-        roster, duplicates = unique_roster(read_roster(args.roster))
+        from .term import read_lms_roster
+
+        args.roster_entries, kind = read_lms_roster(args.roster, args.roster_id)
+        roster, duplicates = unique_roster([entry.student for entry in args.roster_entries])
         for line in duplicates:
             print(line, file=sys.stderr)
+        if kind != "plain":
+            print(f"roster: a {kind.capitalize()} gradebook export", file=sys.stderr)
     # Matched against the known exercise names: copy suffixes, case and LMS prefixes are recognised.
     submissions, skipped = discover_submissions(args.submissions, exercises=set(exercises))
+    if args.assignment_spec is not None:
+        others = [s for s in submissions if s.exercise not in exercises]
+        submissions = [s for s in submissions if s.exercise in exercises]
+        if others:
+            print(f"assignment {args.assignment_spec.name}: {len(others)} file(s) of other exercises left out, e.g. "
+                  f"{others[0].path}", file=sys.stderr)
+    if args.roster_entries:
+        from .term import apply_aliases
+
+        submissions, lines = apply_aliases(submissions, args.roster_entries)
+        for line in lines:
+            print(line, file=sys.stderr)
     if not submissions:
         raise CliError("no submissions found (expected *.ipynb files or folders of them)")
     if skipped:
@@ -211,8 +279,13 @@ def _grade_locked(args: argparse.Namespace, out: Any, exercises: dict[str, Any],
 
     book = Gradebook.open(out)
     try:
+        if getattr(args, "assignment_spec", None) is not None:
+            from .term import save_assignment
+
+            save_assignment(args.assignment_spec, out)
         if roster is not None:
-            book.set_roster(roster)
+            entries = {entry.student: (entry.display, entry.lms) for entry in getattr(args, "roster_entries", [])}
+            book.set_roster(roster, entries)
             print(f"roster: {len(roster)} student(s) from {args.roster}", file=sys.stderr)
         unified = unify_students(submissions, book.roster(), recorded=book.students())
         for line in unified.warnings:
@@ -285,6 +358,10 @@ def _grade_locked(args: argparse.Namespace, out: Any, exercises: dict[str, Any],
                 results = None
         if results is not None:
             print(summary_table(results))
+            from .term_export import late_lines
+
+            for line in late_lines(out):
+                print(line)
             print(f"gradebook: {out / 'grades.csv'} (per exercise: {out}/<exercise>.csv, totals: {out}/totals.csv, "
                   f"feedback: {out}/feedback/, record: {out / DATABASE_NAME})")
         if failure:
@@ -320,4 +397,8 @@ def _same_command(args: argparse.Namespace) -> str:
         words += ["--regrade", selector]
     if args.roster:
         words += ["--roster", args.roster]
+    if getattr(args, "roster_id", None):
+        words += ["--roster-id", args.roster_id]
+    if getattr(args, "assignment", None):
+        words += ["--assignment", args.assignment, "--assignments", args.assignments]
     return shlex.join(words)

@@ -11,11 +11,12 @@ graded against (``Exercise.digest``): a rerun grades again every row whose exerc
 Tables::
 
     rows    (student, exercise) -> status, reason, submission, note, superseded (JSON list),
-            seconds, digest, graded_at (UTC, ISO 8601), source_digest
+            seconds, digest, graded_at (UTC, ISO 8601), source_digest, submitted_at (UTC, ISO 8601:
+            the file's time, or the time an LMS file name holds), lms_late (the LMS named it late)
     checks  (student, exercise, grade_id) -> position, points, max, passed, message
     notes   (student, exercise, position) -> text
     manual  (student, exercise, grade_id) -> points, comment, updated_at
-    roster  student -> position                     (the last --roster given)
+    roster  student -> position, display, lms (JSON: the LMS export's row)   (the last --roster given)
 
 Schema changes are additive: a newer edumatcher adds columns and tables (``_MIGRATIONS``) and
 opens every older gradebook; an older one refuses a newer gradebook with one line.
@@ -33,6 +34,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -43,10 +45,10 @@ from edumatcher import CliError
 
 from .score import CheckResult, SubmissionResult
 
-__all__ = ["DATABASE_NAME", "Gradebook", "GradebookEntry", "GradebookError", "printable"]
+__all__ = ["DATABASE_NAME", "Gradebook", "GradebookEntry", "GradebookError", "printable", "submission_time"]
 
 DATABASE_NAME = "gradebook.sqlite"
-_SCHEMA_VERSION = 2
+_SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rows (
@@ -97,6 +99,10 @@ CREATE TABLE IF NOT EXISTS roster (
 # What brings a gradebook of version N - 1 to version N (the tables above are version 1's).
 _MIGRATIONS = {
     2: "ALTER TABLE rows ADD COLUMN source_digest TEXT NOT NULL DEFAULT ''",
+    3: "ALTER TABLE rows ADD COLUMN submitted_at TEXT NOT NULL DEFAULT '';"
+       "ALTER TABLE rows ADD COLUMN lms_late INTEGER NOT NULL DEFAULT 0;"
+       "ALTER TABLE roster ADD COLUMN display TEXT NOT NULL DEFAULT '';"
+       "ALTER TABLE roster ADD COLUMN lms TEXT NOT NULL DEFAULT '{}'",
 }
 
 
@@ -114,6 +120,8 @@ class GradebookEntry:
     digest: str = ""
     graded_at: str = ""
     source_digest: str = ""  # the version of the exercise it was graded against ("" before it was recorded)
+    submitted_at: str = ""  # when it was handed in (UTC, ISO 8601; "" when unknown)
+    lms_late: bool = False  # the LMS file name said LATE
 
 
 def printable(text: str) -> str:
@@ -134,6 +142,30 @@ def printable(text: str) -> str:
         return os.fsencode(text).decode("utf-8", errors="backslashreplace")
     except UnicodeError:
         return text.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+_LMS_LATE = re.compile(r"(?:^|_)late_", re.IGNORECASE)
+# Blackboard's names hold the attempt's time: ..._attempt_2026-11-30-12-00-00_...
+_LMS_TIME = re.compile(r"_attempt_(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)")
+
+
+def submission_time(path: str | Path) -> tuple[str, bool]:
+    """When a file was handed in (UTC, ISO 8601) and whether its LMS file name says LATE.
+
+    The time is the one the file name holds (Blackboard), else the file's modification time (an LMS
+    zip keeps each file's upload time); "" when the file cannot be read.
+    """
+    name = Path(path).name
+    late = bool(_LMS_LATE.search(name))
+    found = _LMS_TIME.search(name)
+    if found:
+        stamp = datetime.datetime(*map(int, found.groups()), tzinfo=datetime.timezone.utc)
+        return stamp.isoformat(timespec="seconds"), late
+    try:
+        mtime = os.lstat(path).st_mtime
+    except OSError:
+        return "", late
+    return datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc).isoformat(timespec="seconds"), late
 
 
 def _now() -> str:
@@ -171,8 +203,10 @@ class Gradebook:
             columns = {row[1] for row in db.execute("PRAGMA table_info(rows)")}
             with _transaction(db):
                 for target in range(max(version, 1) + 1, _SCHEMA_VERSION + 1):
-                    if not (target == 2 and "source_digest" in columns):
-                        db.execute(_MIGRATIONS[target])
+                    if target == 2 and "source_digest" in columns:
+                        continue
+                    for statement in _MIGRATIONS[target].split(";"):
+                        db.execute(statement)
                 db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             db.close()
@@ -190,15 +224,19 @@ class Gradebook:
         """
         key = (printable(result.student), printable(result.exercise))
         note = printable(str(getattr(submission, "note", "") or ""))
+        path = getattr(submission, "path", None)
+        submitted_at, lms_late = submission_time(path) if path is not None else ("", False)
         superseded = [printable(str(p)) for p in getattr(submission, "superseded", ()) or ()]
         with _transaction(self._db):
             self._db.execute("DELETE FROM checks WHERE student = ? AND exercise = ?", key)
             self._db.execute("DELETE FROM notes WHERE student = ? AND exercise = ?", key)
             self._db.execute(
                 "INSERT OR REPLACE INTO rows (student, exercise, status, reason, submission, note, superseded, "
-                "seconds, digest, graded_at, source_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "seconds, digest, graded_at, source_digest, submitted_at, lms_late) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*key, printable(result.status), printable(result.reason), printable(str(result.submission)),
-                 note, json.dumps(superseded), float(result.seconds or 0.0), digest, _now(), source_digest))
+                 note, json.dumps(superseded), float(result.seconds or 0.0), digest, _now(), source_digest,
+                 submitted_at, int(lms_late)))
             self._db.executemany(
                 "INSERT OR REPLACE INTO checks (student, exercise, grade_id, position, points, max, passed, message) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -221,14 +259,14 @@ class Gradebook:
             notes.setdefault((student, exercise), []).append(text)
         entries = []
         for (student, exercise, status, reason, submission, note, superseded, seconds, digest,
-             graded_at, source_digest) in self._db.execute(
+             graded_at, source_digest, submitted_at, lms_late) in self._db.execute(
                 "SELECT student, exercise, status, reason, submission, note, superseded, seconds, digest, graded_at, "
-                "source_digest FROM rows ORDER BY exercise, student"):
+                "source_digest, submitted_at, lms_late FROM rows ORDER BY exercise, student"):
             key = (student, exercise)
             result = SubmissionResult(student, exercise, submission, status, reason, checks.get(key, []),
                                       notes.get(key, []), seconds)
             entries.append(GradebookEntry(result, note, tuple(json.loads(superseded or "[]")), digest, graded_at,
-                                          source_digest))
+                                          source_digest, submitted_at, bool(lms_late)))
         return entries
 
     def results(self) -> list[SubmissionResult]:
@@ -281,13 +319,23 @@ class Gradebook:
             scores.setdefault((student, exercise), {})[gid] = (points, comment)
         return scores
 
-    def set_roster(self, students: Iterable[str]) -> None:
-        """Replace the stored roster (kept for later runs that give no ``--roster``); one commit."""
+    def set_roster(self, students: Iterable[str], details: dict[str, tuple[str, dict[str, str]]] | None = None,
+                   ) -> None:
+        """Replace the stored roster (kept for later runs that give no ``--roster``); one commit.
+
+        ``details`` maps a student to (display name, the LMS export's row), for the LMS exports."""
         unique = list(dict.fromkeys(printable(s) for s in students))
+        details = details or {}
         with _transaction(self._db):
             self._db.execute("DELETE FROM roster")
-            self._db.executemany("INSERT INTO roster (student, position) VALUES (?, ?)",
-                                 [(s, i) for i, s in enumerate(unique)])
+            self._db.executemany("INSERT INTO roster (student, position, display, lms) VALUES (?, ?, ?, ?)",
+                                 [(s, i, printable(details.get(s, ("", {}))[0]),
+                                   json.dumps(details.get(s, ("", {}))[1])) for i, s in enumerate(unique)])
+
+    def roster_details(self) -> dict[str, tuple[str, dict[str, str]]]:
+        """``{student: (display name, LMS row)}`` of the stored roster ("" and {} when a plain roster was given)."""
+        return {s: (d, json.loads(lms or "{}")) for s, d, lms in
+                self._db.execute("SELECT student, display, lms FROM roster ORDER BY position")}
 
     def roster(self) -> list[str]:
         """The stored roster, in its file's order ([] when none was ever given)."""

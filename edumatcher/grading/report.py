@@ -12,7 +12,10 @@ run, so a run that graded one student still writes everyone's rows. Layout under
                                     grade_id), one per manually graded answer, total, max, status, reason;
                                     the first data row, student "(points)", gives each column's worth
     totals.csv                      one row per student: each exercise's total, the sum and the maximum
+    points.csv                      what each exercise of totals.csv is worth, and the total
     feedback/<student>/<exercise>.md
+    feedback/<student>/<assignment>.html    what the student reads (``feedback``), and bundles/<student>.zip
+    canvas_import.csv, moodle_import.csv, assignment_totals.csv   graded with --assignment (``term_export``)
     autograded/<student>/<exercise>.ipynb   the executed notebook, outputs capped (when it ran)
     class_report.html               the class summary (``class_report``)
 
@@ -32,10 +35,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .csv_cells import csv_cell, csv_text_back
 from .exercise import Exercise
 from .gradebook import Gradebook, GradebookEntry
 from .identities import name_key
-from .score import GRADED, NOT_SUBMITTED, TAMPERED, CheckResult, SubmissionResult
+from .score import GRADED, NOT_SUBMITTED, CheckResult, SubmissionResult, reason_for_student
 from .submissions import safe_name, student_folder_name
 
 __all__ = [
@@ -44,41 +48,18 @@ __all__ = [
 ]
 
 POINTS_ROW_STUDENT = "(points)"
+POINTS_NAME = "points.csv"  # what each exercise of totals.csv is worth (no "(points)" row among the students)
 NOT_ON_ROSTER = "not on the roster"
 STALE = "graded against another version of this exercise: grade its file again"
 
 Manual = dict[tuple[str, str], dict[str, tuple[float, str]]]
 Details = dict[tuple[str, str], tuple[str, Sequence[str]]]
 
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _num(value: float) -> str:
     """Points without a needless ``.0``: 2.0 -> '2', 1.5 -> '1.5'."""
     return f"{value:g}"
-
-
-def csv_cell(value: Any) -> str:
-    """One CSV cell: numbers as numbers, text defused so a spreadsheet shows it instead of running it.
-
-    >>> csv_cell(2.0), csv_cell('=HYPERLINK("x")'), csv_cell("ann")
-    ('2', '\\'=HYPERLINK("x")', 'ann')
-    """
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (int, float)):
-        return _num(value)
-    text = str(value)
-    return "'" + text if text.startswith(_FORMULA_STARTS) else text
-
-
-def csv_text_back(cell: str) -> str:
-    """The text a ``csv_cell`` cell stood for (what an instructor's edited CSV means).
-
-    >>> csv_text_back(csv_cell("=1+1")), csv_text_back("'quoted")
-    ('=1+1', "'quoted")
-    """
-    return cell[1:] if cell.startswith("'") and cell[1:].startswith(_FORMULA_STARTS) else cell
 
 
 def _writerow(writer: Any, cells: Iterable[Any]) -> None:
@@ -173,11 +154,16 @@ def write_totals(results: list[SubmissionResult], exercises: dict[str, Exercise]
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         _writerow(writer, ["student", *names, "total", "max"])
-        _writerow(writer, [POINTS_ROW_STUDENT, *(tops[n] for n in names), sum(tops.values()), sum(tops.values())])
         for student in sorted(per_student):
             scores = per_student[student]
             _writerow(writer, [student, *(scores.get(n, "") for n in names), sum(scores.values()),
                                sum(tops.values())])
+    with open(Path(out_dir) / POINTS_NAME, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        _writerow(writer, ["exercise", "points"])
+        for name in names:
+            _writerow(writer, [name, tops[name]])
+        _writerow(writer, ["total", sum(tops.values())])
     return path
 
 
@@ -191,7 +177,7 @@ def feedback_markdown(result: SubmissionResult, *, manual: dict[str, tuple[float
         f"- Submission: `{Path(result.submission).name}`" if result.submission else "- Submission: none",
         f"- Score: **{_num(result.total)} / {_num(result.max_points)}**"
         + (" (autograded checks)" if manual else ""),
-        f"- Status: {result.status}" + (f" ({_reason_for_student(result)})" if result.reason else ""),
+        f"- Status: {result.status}" + (f" ({reason_for_student(result)})" if result.reason else ""),
     ]
     if note:
         lines.append(f"- Matched: {note}")
@@ -216,13 +202,6 @@ def feedback_markdown(result: SubmissionResult, *, manual: dict[str, tuple[float
     if result.status == GRADED and result.checks and result.total == result.max_points:
         lines += ["Every check passed.", ""]
     return "\n".join(lines)
-
-
-def _reason_for_student(result: SubmissionResult) -> str:
-    """The row's reason as the student reads it: a tampered row's details stay with the instructor."""
-    if result.status == TAMPERED:
-        return "the checks could not vouch for this submission; your instructor will review it"
-    return result.reason
 
 
 def write_feedback(results: Iterable[SubmissionResult], out_dir: str | Path, *, manual: Manual | None = None,
@@ -252,7 +231,7 @@ def write_feedback(results: Iterable[SubmissionResult], out_dir: str | Path, *, 
 
 
 def roster_entries(entries: list[GradebookEntry], roster: Sequence[str],
-                   exercises: dict[str, Exercise]) -> list[GradebookEntry]:
+                   exercises: dict[str, Exercise], *, all_assigned: bool = False) -> list[GradebookEntry]:
     """``entries`` completed by the roster: a ``not-submitted`` row (0 points) for every roster student and
     assigned exercise without one; rows of students not on the roster are kept and noted (no roster:
     unchanged). Assigned: an exercise of ``exercises`` that some entry is for (all of them if none is)."""
@@ -261,6 +240,8 @@ def roster_entries(entries: list[GradebookEntry], roster: Sequence[str],
     on_roster = {name_key(student) for student in roster}  # one student however the name is spelled
     have = {(name_key(e.result.student), e.result.exercise) for e in entries}
     assigned = sorted({name for _, name in have if name in exercises}) or sorted(exercises)
+    if all_assigned:  # an assignment names its exercises: a roster student gets a row for each
+        assigned = sorted(exercises)
     completed = []
     for entry in entries:
         if name_key(entry.result.student) not in on_roster:
@@ -293,14 +274,25 @@ def export_gradebook(book: Gradebook, exercises: dict[str, Exercise], out_dir: s
     Called at the end of every ``grade`` run, stopped ones included, and usable after manual scores
     are imported. If the class report fails, one line says so and the other exports stand.
     """
+    from .term import load_assignment
+
     out_dir = Path(out_dir)
-    entries = roster_entries(_mark_stale(book.entries(), exercises), book.roster(), exercises)
+    assignment = load_assignment(out_dir)
+    if assignment is not None:  # graded as an assignment: its exercises only, each for every roster student
+        exercises = {name: ex for name, ex in exercises.items() if name in assignment.exercises}
+    entries = roster_entries(_mark_stale(book.entries(), exercises), book.roster(), exercises,
+                             all_assigned=assignment is not None)
+    if assignment is not None:
+        entries = [e for e in entries if e.result.exercise in exercises]
     results = [entry.result for entry in entries]
     details: Details = {(e.result.student, e.result.exercise): (e.note, e.superseded) for e in entries}
     manual = book.manual_scores()
     write_gradebook(results, exercises, out_dir, manual=manual, details=details)
     write_totals(results, exercises, out_dir, manual=manual)
     write_feedback(results, out_dir, manual=manual, details=details)
+    from .term_export import export_term
+
+    export_term(book, entries, exercises, out_dir, manual, assignment)
     from .class_report import write_class_report  # matplotlib: imported only when a report is written
 
     try:

@@ -21,13 +21,12 @@ Written answers come from the autograded notebooks ``GRADEBOOK_DIR/autograded/<s
 
 from __future__ import annotations
 
-import argparse
 import csv
 import html
 import io
+import json
 import math
 import os
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ from edumatcher import CliError
 
 __all__ = [
     "CSV_NAME", "CSV_COLUMNS", "WrittenAnswer", "ScoreRow", "question_prompt", "model_answer",
-    "collect_answers", "render_page", "write_review", "read_scores", "import_scores", "add_review_parser",
+    "collect_answers", "render_page", "write_review", "read_scores", "import_scores",
 ]
 
 CSV_NAME = "manual_scores.csv"
@@ -181,6 +180,11 @@ th { background: #eee; }
 td.student { width: 12em; overflow-wrap: anywhere; }
 td.auto, td.points { width: 8em; white-space: nowrap; }
 .blank { color: #a00; font-style: italic; }
+.answer.md, .prompt { white-space: normal; font: 15px/1.45 system-ui, sans-serif; }
+.md pre, .md code { font: 13px/1.4 ui-monospace, monospace; white-space: pre-wrap; }
+textarea { width: 100%; }
+.cell { border-left: 3px solid #ccc; margin: .6em 0; padding-left: .6em; }
+.output { background: #fafafa; white-space: pre-wrap; font: 13px/1.4 ui-monospace, monospace; }
 """
 
 
@@ -188,23 +192,44 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def render_markdown(text: str) -> str:
+    """A student's Markdown as HTML: raw HTML in it is shown as text, unsafe links are refused
+    (markdown-it's commonmark preset with ``html`` off); escaped text where markdown-it is missing."""
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError:  # pragma: no cover - markdown-it-py comes with the course's Jupyter stack
+        return f"<div class=\"answer\">{_e(text)}</div>"
+    return f"<div class=\"answer md\">{MarkdownIt('commonmark', {'html': False}).render(text)}</div>"
+
+
 def render_page(exercise: Any, answers: list[WrittenAnswer], entered: dict[tuple[str, str, str], tuple[float, str]],
-                ) -> str:
-    """The HTML review page of one exercise; every piece of student or file text is escaped."""
+                *, links: dict[str, str] | None = None, form_token: str | None = None) -> str:
+    """The HTML review page of one exercise; every piece of student or file text is escaped.
+
+    ``links`` maps a student to the page of their graded notebook (its outputs beside the answer);
+    with ``form_token`` (``review --serve``), each answer gets a points and a comment field and the
+    page is one form posted back to the server that served it."""
+    links = links or {}
+    csp = _CSP + ("; form-action 'self'" if form_token else "")
+    how = (f"Enter points in <code>{CSV_NAME}</code> beside this page, then run <code>python -m edumatcher review "
+           f"GRADEBOOK_DIR --import GRADEBOOK_DIR/review/{CSV_NAME}</code>." if form_token is None else
+           "Enter points and comments below and press Save: they are stored in the gradebook at once. An answer "
+           "left untouched counts 0.")
     parts = [
         "<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_CSP}\">",
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">",
         f"<title>Review: {_e(exercise.name)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>Written answers: {_e(exercise.name)}</h1>",
         f"<p>{len({a.student for a in answers})} student(s), {len(exercise.manual)} question(s) graded by hand "
-        f"({exercise.manual_points:g} points; autograded checks: {exercise.max_points:g} points). Enter points in "
-        f"<code>{CSV_NAME}</code> beside this page, then run <code>python -m edumatcher review GRADEBOOK_DIR "
-        f"--import GRADEBOOK_DIR/review/{CSV_NAME}</code>.</p>",
+        f"({exercise.manual_points:g} points; autograded checks: {exercise.max_points:g} points). {how}</p>",
     ]
+    if form_token is not None:
+        parts.append(f'<form method="post"><input type="hidden" name="token" value="{_e(form_token)}">')
+    number = 0
     for spec in exercise.manual:
         parts.append(f"<h2 id=\"{_e(spec.grade_id)}\">{_e(spec.grade_id)} ({spec.points:g} point"
                      f"{'' if spec.points == 1 else 's'})</h2>")
-        parts.append(f"<div class=\"prompt\">{_e(question_prompt(exercise, spec.grade_id))}</div>")
+        parts.append(f"<div class=\"prompt\">{render_markdown(question_prompt(exercise, spec.grade_id))}</div>")
         parts.append(f"<details><summary>Model answer</summary><div class=\"model\">"
                      f"{_e(model_answer(exercise, spec.grade_id))}</div></details>")
         parts.append("<table><thead><tr><th>student</th><th>autograde</th><th>written answer</th>"
@@ -215,14 +240,91 @@ def render_page(exercise: Any, answers: list[WrittenAnswer], entered: dict[tuple
             elif answer.blank:
                 shown = f"<span class=\"blank\">{NO_ANSWER}</span>"
             else:
-                shown = f"<div class=\"answer\">{_e(answer.text)}</div>"
+                shown = render_markdown(answer.text)
             score = entered.get((answer.student, answer.exercise, answer.grade_id))
-            points = f"{score[0]:g} / {spec.points:g}" + (f"<br>{_e(score[1])}" if score[1] else "") if score else "-"
+            if form_token is not None:
+                value = f"{score[0]:g}" if score else ("0" if answer.blank else "")
+                key = json.dumps([answer.student, answer.grade_id])
+                points = (f'<input type="hidden" name="key-{number}" value="{_e(key)}">'
+                          f'<input name="points-{number}" aria-label="points of {_e(answer.student)}" '
+                          f'type="number" step="any" min="0" max="{spec.points:g}" value="{value}" size="4"> / '
+                          f'{spec.points:g}<br><textarea name="comment-{number}" rows="2" '
+                          f'aria-label="comment for {_e(answer.student)}">{_e(score[1] if score else "")}</textarea>')
+                number += 1
+            else:
+                points = f"{score[0]:g} / {spec.points:g}" + (f"<br>{_e(score[1])}" if score[1] else "") \
+                    if score else "-"
+            link = links.get(answer.student)
+            auto = _e(answer.autograde) + (f'<br><a href="{_e(link)}">graded notebook, with its outputs</a>'
+                                           if link else "")
             parts.append(f"<tr><td class=\"student\">{_e(answer.student)}</td><td class=\"auto\">"
-                         f"{_e(answer.autograde)}</td><td>{shown}</td><td class=\"points\">{points}</td></tr>")
+                         f"{auto}</td><td>{shown}</td><td class=\"points\">{points}</td></tr>")
         parts.append("</tbody></table>")
+    if form_token is not None:
+        parts.append('<p><button type="submit">Save</button></p></form>')
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def notebook_page(path: Path, title: str) -> str:
+    """A graded notebook as one HTML page: Markdown rendered, code, and its text and PNG outputs (never its
+    HTML or JavaScript outputs); the review page links each answer to it."""
+    import base64
+    import binascii
+
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_CSP}; img-src data:\">",
+             f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body><h1>{_e(title)}</h1>"]
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            parts.append(f'<div class="cell">{render_markdown(cell.source)}</div>')
+            continue
+        parts.append(f'<div class="cell"><pre>{_e(cell.source)}</pre>')
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if output.get("output_type") == "stream":
+                parts.append(f'<div class="output">{_e(str(output.get("text", "")))}</div>')
+            elif output.get("output_type") == "error":
+                parts.append(f'<div class="output blank">{_e(str(output.get("ename", "")))}: '
+                             f'{_e(str(output.get("evalue", "")))}</div>')
+            elif "image/png" in data:
+                png = "".join(data["image/png"]) if isinstance(data["image/png"], list) else str(data["image/png"])
+                try:
+                    base64.b64decode(png, validate=True)
+                except (binascii.Error, ValueError):
+                    continue
+                parts.append(f'<img alt="output" src="data:image/png;base64,{png}">')
+            elif "text/plain" in data:
+                text = data["text/plain"]
+                parts.append(f'<div class="output">{_e("".join(text) if isinstance(text, list) else str(text))}</div>')
+        parts.append("</div>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def write_notebook_pages(book_dir: Path, results: Iterable[Any]) -> dict[str, str]:
+    """``review/notebooks/<student folder>/<exercise>.html`` for each row with a graded notebook; returns
+    ``{student: link relative to the review page}``."""
+    from .submissions import student_folder_name
+
+    links: dict[str, str] = {}
+    for result in results:
+        folder = student_folder_name(result.student)
+        graded = book_dir / "autograded" / folder / f"{result.exercise}.ipynb"
+        if not graded.is_file():
+            continue
+        target = book_dir / "review" / "notebooks" / folder / f"{result.exercise}.html"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            page = notebook_page(graded, f"{result.student}: {result.exercise} (graded)")
+        except Exception:  # noqa: BLE001 - an unreadable notebook loses its link, not the review page
+            continue
+        _atomic_write(target, page.encode("utf-8"))
+        links[result.student] = f"notebooks/{folder}/{result.exercise}.html"
+    return links
 
 
 # --- the CSV -----------------------------------------------------------------------------------------
@@ -269,6 +371,8 @@ def write_review(book_dir: str | Path, source: str | Path = "solutions") -> list
         raise CliError(f"no exercise in {source} has answers graded by hand (Markdown cells with "
                        "solution: true, grade: true, points)")
     results, stored = _gradebook_rows(book_dir)
+    graded = {r.exercise for r in results}  # no pages for exercises nobody handed in (or of another assignment)
+    exercises = {name: ex for name, ex in exercises.items() if name in graded} or exercises
     out = book_dir / "review"
     csv_path = out / CSV_NAME
     typed: dict[tuple[str, str, str], tuple[str, str]] = {}
@@ -284,8 +388,9 @@ def write_review(book_dir: str | Path, source: str | Path = "solutions") -> list
         rows = [r for r in results if r.exercise == name]
         answers = collect_answers(book_dir, exercise, rows)
         entered = {(s, e, g): score for (s, e), scores in stored.items() for g, score in scores.items()}
+        links = write_notebook_pages(book_dir, rows)
         page = out / f"{name}.html"
-        _atomic_write(page, render_page(exercise, answers, entered).encode("utf-8"))
+        _atomic_write(page, render_page(exercise, answers, entered, links=links).encode("utf-8"))
         written.append(page)
         worth = {spec.grade_id: spec.points for spec in exercise.manual}
         for answer in answers:
@@ -331,7 +436,7 @@ def read_scores(csv_path: str | Path, exercises: dict[str, Any], students: dict[
     ``students`` maps each exercise to the students the gradebook knows for it. Rows whose points
     cell is empty are skipped (not graded yet). A student cell may be written defused (``'=x``) or not.
     """
-    from .report import csv_cell, csv_text_back
+    from .csv_cells import csv_cell, csv_text_back
 
     csv_path = Path(csv_path)
     rows: list[ScoreRow] = []
@@ -393,6 +498,8 @@ def import_scores(book_dir: str | Path, csv_path: str | Path, source: str | Path
         _export(book, exercises, book_dir)
     finally:
         book.close()
+    if (book_dir / "review").is_dir():  # the pages show what is stored now
+        write_review(book_dir, source)
     return len(rows), total - len(rows)
 
 
@@ -405,43 +512,3 @@ def _export(book: Any, exercises: dict[str, Any], book_dir: Path) -> None:
 
 
 # --- the command -------------------------------------------------------------------------------------
-
-def add_review_parser(sub: Any) -> None:
-    """Register ``review GRADEBOOK_DIR [--source DIR] [--import FILE.csv]`` on the top-level subparsers."""
-    review = sub.add_parser(
-        "review",
-        help="written answers: one HTML page per exercise and a CSV of manual scores; --import stores them",
-        description=(
-            "Collect every student's written answers (Markdown cells graded by hand) from a gradebook that "
-            "'grade' wrote: GRADEBOOK_DIR/review/<exercise>.html shows each question with all answers side by "
-            f"side and their autograde score; GRADEBOOK_DIR/review/{CSV_NAME} has a row per answer to fill in "
-            "(points, comment). With --import FILE.csv, check the filled rows and store them in the gradebook."
-        ),
-        epilog=f"Example: python -m edumatcher review gradebook/ && python -m edumatcher review gradebook/ "
-               f"--import gradebook/review/{CSV_NAME}",
-    )
-    review.add_argument("gradebook", metavar="GRADEBOOK_DIR", help="the --out folder of 'grade'")
-    review.add_argument("--source", default="solutions", help="folder of source notebooks (default solutions)")
-    review.add_argument("--import", dest="import_csv", metavar="FILE.csv",
-                        help="store the points filled in this CSV (written by review) in the gradebook")
-    review.set_defaults(func=_review)
-
-
-def _review(args: argparse.Namespace) -> int:
-    from .startup import avoid_slow_imports
-
-    avoid_slow_imports()
-    if args.import_csv:
-        from .run_lock import RunLock
-
-        with RunLock(args.gradebook, "review --import"):  # not while a grade run rewrites the exports
-            stored, skipped = import_scores(args.gradebook, args.import_csv, args.source)
-        print(f"stored {stored} manual score(s) in {Path(args.gradebook) / 'gradebook.sqlite'}"
-              + (f"; {skipped} row(s) without points were left out" if skipped else ""))
-        return 0
-    paths = write_review(args.gradebook, args.source)
-    for path in paths:
-        print(f"wrote {path}")
-    print(f"fill in {paths[-1]}, then: python -m edumatcher review {args.gradebook} --import {paths[-1]}",
-          file=sys.stderr)
-    return 0

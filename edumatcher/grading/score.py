@@ -31,7 +31,7 @@ from typing import Any
 from .exercise import Exercise
 
 __all__ = [
-    "GRADED", "TAMPERED", "TIMEOUT", "KERNEL_DIED", "INVALID", "EMPTY", "UNKNOWN_EXERCISE", "ERROR",
+    "GRADED", "TAMPERED", "reason_for_student", "TIMEOUT", "KERNEL_DIED", "INVALID", "EMPTY", "UNKNOWN_EXERCISE", "ERROR",
     "NOT_SUBMITTED",
     "CheckResult", "SubmissionResult", "result_from_events", "result_without_run",
 ]
@@ -165,3 +165,10 @@ def result_from_events(exercise: Exercise, student: str, submission: str, events
             checks.append(CheckResult(spec.grade_id, spec.points, message=_NOT_RUN.get(status, "not run")))
     return SubmissionResult(student, exercise.name, submission, status, reason, checks, notes,
                             kernel_pid=kernel_pid)
+
+
+def reason_for_student(result: SubmissionResult) -> str:
+    """The row's reason as the student reads it: a tampered row's details stay with the instructor."""
+    if result.status == TAMPERED:
+        return "the checks could not vouch for this submission; your instructor will review it"
+    return result.reason

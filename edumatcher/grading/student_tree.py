@@ -20,6 +20,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from edumatcher import CliError
 
@@ -27,7 +28,8 @@ from .release import release_tree
 
 __all__ = [
     "MARKER_NAME", "COPIED_FOLDERS", "COPIED_FILES", "StudentTreeError", "StudentTreeReport",
-    "student_readme", "student_makefile", "write_student_tree",
+    "student_readme", "student_makefile", "student_pyproject", "course_section", "write_student_tree",
+    "REMAINING_STEPS",
 ]
 
 MARKER_NAME = ".edumatcher-student-tree"
@@ -46,6 +48,9 @@ _INSTRUCTOR_ONLY = re.compile(
     r"edumatcher (?:grade|release)|nbgrader|gradebook",
     re.IGNORECASE,
 )
+# Internal references of the course's own history: meaningless to a student.
+_INTERNAL = re.compile(r"\bseed \d{3}(?:'s)? (?:§\d+: )?|\bissue \d+'s |with the issues' | \(issues? [\d, and]+\)",
+                       re.IGNORECASE)
 _DROPPED_HEADINGS = re.compile(r"instructor|maintainer|contribut|grading|releas|teach", re.IGNORECASE)
 # Makefile targets that need tests/ or .ci/, which the student tree does not have, and what marks
 # other instructor-only parts of it (the nbgrader venv exists for the instructor's tests).
@@ -178,7 +183,7 @@ def _without_instructor_blocks(body: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", kept)
 
 
-def student_readme(course_readme: str, *, binder_repo: str | None = None) -> str:
+def student_readme(course_readme: str, *, binder_repo: str | None = None, course: Any = None) -> str:
     """The README of the student tree, derived from the course README.
 
     Keeps the preamble (title, badge, introduction) and every section for readers of the course;
@@ -186,6 +191,8 @@ def student_readme(course_readme: str, *, binder_repo: str | None = None) -> str
     Layout by student versions; drops any remaining block that mentions solutions, hidden tests,
     ``tests/``, ``make test``, CI, nbgrader or the grading commands. ``binder_repo``
     (``OWNER/REPO[/BRANCH]``, branch ``main`` by default) rewrites the Binder badge's repository.
+    With ``course`` (``term.Course``, from ``assignments.toml``), the title is the course's name and
+    the README opens with its instructor, how to hand in, and the assignments with their due dates.
 
     >>> text = ("# T\\n\\nIntro.\\n\\n## For instructors\\n\\nGrade it.\\n\\n## Notes\\n\\nA.\\n\\nSee tests/.\\n"
     ...         "\\n### Release to students\\n\\nRun it.\\n\\n### Kept\\n\\nB.\\n")
@@ -211,9 +218,89 @@ def student_readme(course_readme: str, *, binder_repo: str | None = None) -> str
             parts.append(_STUDENT_LAYOUT + "\n")
         else:
             parts.append((heading + "\n" if heading else "") + _without_instructor_blocks(body))
+    if course is not None:
+        title, _, rest = parts[0].partition("\n") if parts and parts[0].startswith("# ") else ("", "", "")
+        if course.name:
+            title = f"# {course.name}"
+        opening = course_section(course)
+        if title:
+            parts[0] = title + "\n\n" + opening + rest
+        else:
+            parts.insert(0, opening)
     if not any(p.startswith("## Quick start") for p in parts):
         parts.insert(1, _STUDENT_QUICK_START.format(binder=binder) + "\n")
-    return re.sub(r"\n{3,}", "\n\n", "".join(parts)).rstrip("\n") + "\n"
+    return re.sub(r"\n{3,}", "\n\n", _INTERNAL.sub("", "".join(parts))).rstrip("\n") + "\n"
+
+
+def course_section(course: Any) -> str:
+    """The student README's opening: the course, its instructor, how to hand in, the assignments and due dates
+    (from ``assignments.toml``: ``term.Course``)."""
+    lines = []
+    if course.instructor:
+        lines.append(f"Instructor: {course.instructor}\n")
+    lines.append("## Handing in\n")
+    lines.append((course.hand_in or "Hand in each exercise notebook (`exercises/NN_name.ipynb`) as your "
+                  "instructor tells you, under its own file name.") + "\n")
+    lines.append("Keep each notebook's name: the grader matches your file to its exercise by name. Run the "
+                 "notebook from top to bottom before you hand it in; some checks are only run by the grader.\n")
+    if course.assignments:
+        lines.append("## Assignments\n")
+        lines.append("| assignment | exercises | due |\n| --- | --- | --- |")
+        for assignment in course.assignments.values():
+            exercises = ", ".join(f"`exercises/{name}.ipynb`" for name in assignment.exercises)
+            late = (f" (late: -{assignment.late_per_day * 100:g}% a day, at most -{assignment.late_cap * 100:g}%)"
+                    if assignment.late_per_day else "")
+            lines.append(f"| {assignment.column} | {exercises} | {assignment.due}{late} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def student_pyproject(text: str) -> str:
+    """The course ``pyproject.toml`` without the instructor's parts: the ``nbgrader`` extra (with the comment
+    above it) and the ``[tool.pytest.ini_options]`` table, whose test paths do not exist in the tree.
+
+    >>> out = student_pyproject('[project.optional-dependencies]\\ncourse = ["a"]\\n# for tests\\nnbgrader = [\\n'
+    ...                         '    "nbgrader==0.9.6",\\n]\\n\\n[tool.pytest.ini_options]\\ntestpaths = ["tests"]\\n\\n'
+    ...                         '[tool.ruff]\\nx = 1\\n')
+    >>> "nbgrader" in out, "testpaths" in out, 'course = ["a"]' in out, "[tool.ruff]" in out
+    (False, False, True, True)
+    """
+    out: list[str] = []
+    comments: list[str] = []
+    table, skipping_entry, skipping_table = "", False, False
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("[") and not line.startswith(" ") and "=" not in stripped:
+            table = stripped
+            skipping_table = table == "[tool.pytest.ini_options]"
+            skipping_entry = False
+        if skipping_table:
+            comments = []
+            continue
+        if skipping_entry:
+            if stripped == "]":
+                skipping_entry = False
+            continue
+        if table == "[project.optional-dependencies]" and re.match(r"nbgrader\s*=", stripped):
+            comments = []
+            skipping_entry = not stripped.endswith("]")
+            continue
+        if stripped.startswith("#"):
+            comments.append(line)
+            continue
+        out.extend(comments)
+        comments = []
+        out.append(line)
+    out.extend(comments)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out))
+
+
+REMAINING_STEPS = """\
+The student tree is a git repository with one commit. Still to do:
+  1. create the class repository (public for Binder, or private for your LMS) and push:
+       git -C {tree} remote add origin git@github.com:OWNER/REPO.git && git -C {tree} push -u origin main
+  2. open the README's Binder badge once, to build the image before the first class (the first build takes minutes)
+  3. publish the due dates in your LMS too; students hand in notebooks as the README says"""
 
 
 def student_makefile(makefile: str) -> str:
@@ -257,6 +344,8 @@ def student_makefile(makefile: str) -> str:
 
     body = re.sub(r"\n{3,}", "\n\n", phony.sub(kept_phony, body))
     text = _STUDENT_MAKEFILE_HEADER + "\n" + body.rstrip("\n") + "\n"
+    # Students install the course's extras, not the developers' (pytest, ruff, playwright) or the site's.
+    text = re.sub(r"(pip install[^\n]*-e )'?\.\[[^\]\n]*\]'?", r"\1'.[course]'", text)
     for match in rule_line.finditer(text):
         prerequisites = text[match.end():].split("\n", 1)[0].split()
         needed = sorted(dropped.intersection(prerequisites))
@@ -320,6 +409,24 @@ def _clean_binder(folder: Path) -> None:
             raise StudentTreeError(f"{path.name} in binder/ still names instructor-only files; fix it in the course")
 
 
+def _first_commit(tree: Path) -> list[str]:
+    """``git init`` the tree (no hook samples) and commit everything; notes when git cannot."""
+    import subprocess
+
+    if shutil.which("git") is None:
+        return ["git is not installed: the tree is not a git repository yet (git init, add, commit)"]
+    identity: list[str] = []
+    configured = subprocess.run(["git", "config", "user.email"], capture_output=True, text=True, cwd=tree)
+    if not configured.stdout.strip():
+        identity = ["-c", "user.name=EduMatcher release", "-c", "user.email=release@localhost"]
+    for argv in (["git", "init", "-q", "--template=", "-b", "main"], ["git", "add", "-A"],
+                 ["git", *identity, "commit", "-q", "-m", "The course, released for students"]):
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=tree)
+        if done.returncode != 0:
+            return [f"{' '.join(argv[:2])} failed ({done.stderr.strip()[:200]}): the tree has no first commit"]
+    return []
+
+
 def _check_out_dir(out: Path, root: Path, force: bool) -> bool:
     """Refuse an OUT that holds anything but an earlier student tree (with ``force``); True if it exists."""
     resolved = out.resolve()
@@ -343,7 +450,8 @@ def _check_out_dir(out: Path, root: Path, force: bool) -> bool:
 
 
 def write_student_tree(out_dir: str | Path, *, source_dir: str | Path = "solutions", root: str | Path | None = None,
-                       force: bool = False, binder_repo: str | None = None) -> StudentTreeReport:
+                       force: bool = False, binder_repo: str | None = None, course: Any = None,
+                       git: bool = True) -> StudentTreeReport:
     """Write the student copy of the course into ``out_dir`` and return what was written.
 
     ``root`` is the course repository (default: the folder that holds ``source_dir``). The exercises
@@ -374,7 +482,7 @@ def write_student_tree(out_dir: str | Path, *, source_dir: str | Path = "solutio
         report.copied.append("exercises/")
         readme = root_path / "README.md"
         if readme.is_file():
-            text = student_readme(readme.read_text(encoding="utf-8"), binder_repo=binder_repo)
+            text = student_readme(readme.read_text(encoding="utf-8"), binder_repo=binder_repo, course=course)
             (building / "README.md").write_bytes(text.encode("utf-8"))
             report.copied.append("README.md (student version)")
             link = _BINDER_LINK.search(text)
@@ -385,7 +493,12 @@ def write_student_tree(out_dir: str | Path, *, source_dir: str | Path = "solutio
         if makefile.is_file():
             (building / "Makefile").write_bytes(student_makefile(makefile.read_text(encoding="utf-8")).encode("utf-8"))
             report.copied.append("Makefile (make lab only)")
+        if (building / "pyproject.toml").is_file():
+            pyproject = building / "pyproject.toml"
+            pyproject.write_text(student_pyproject(pyproject.read_text(encoding="utf-8")), encoding="utf-8")
         (building / MARKER_NAME).write_text(_MARKER_TEXT, encoding="utf-8")
+        if git:
+            report.notes.extend(_first_commit(building))
         report.files = sum(1 for path in building.rglob("*") if path.is_file())
         if existed:
             # Rename the old tree aside first, so a failure between the two renames loses nothing.
