@@ -149,7 +149,7 @@ def test_order_from_checked_builds_what_from_dict_builds_on_every_checked_order_
             d = {"type": "order.new", "id": f"o{rnd.randrange(10**6)}", "symbol": "XYZ",
                  "side": rnd.choice(["BUY", "SELL"]), "order_type": rnd.choice(["LIMIT", "MARKET", "STOP", "STOP_LIMIT"]),
                  "qty": rnd.randrange(1, 10**9), "owner": rnd.choice(["ann", "bob"])}
-            for (field, values), here in zip(optional.items(), present):
+            for (field, values), here in zip(optional.items(), present, strict=True):
                 if here:
                     d[field] = rnd.choice(values)
             check_order_new(d)  # the engine's precondition (prices here are already ticks: ints pass)
