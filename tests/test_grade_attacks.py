@@ -9,11 +9,11 @@ issue lists that had no test of their own.
   itself on each check it sees and swallows only the checks whose twin it will be able to spot,
   leaving alone those whose twin changes a value inside the hidden tests (which it cannot tell from
   its check): it then never passes a twin on any exercise, and earns the points of every check
-  without such a twin. Before: 9/9 undetected on 01_edit_and_reprofile (every twin a contradiction) and
-  on 09_significance_test, and points on the other exercises the issue names. Their checks now
-  compare with two expected values inside their hidden tests, so each twin swaps them where the
-  student cannot compare; other exercises stay open (the xfail below, and the figures
-  ``exposed_points`` prints).
+  without such a twin. Before: 9/9 undetected on 01_edit_and_reprofile (every twin a contradiction), on
+  09_significance_test and on 08_stale_reference, 11/11 on 10_array_level_store, and points on every
+  other exercise. Every check now compares with two expected values inside its hidden tests, so each
+  twin swaps them where the student cannot compare: the attacker earns 0 on every exercise, and
+  ``exposed_points`` is 0 for each (authoring rule 6; tests/test_grade_decoys.py holds every check to it).
 * **The gc + ctypes route** of the issue: the guard's snapshot found through ``gc``, its ``restore``
   replaced with ``ctypes`` (writing the instance dictionary through the C API), never ``sys.modules``.
 * **The lock** reached through another spelling of ``--out`` (a symbolic link to it).
@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from test_grade_tamper import _COMPROMISE, CELL_TIMEOUT, NOTEBOOK_TIMEOUT, submission
-from toy_submissions import ISSUE_25_TOPICS, REAL_SOURCES, SANDBOX, TOY, real_exercise
+from toy_submissions import REAL_SOURCES, SANDBOX, TOY, real_exercise
 
 from edumatcher.grading import SubmissionResult, grade_one, load_exercise, notebook_text, release_notebook
 from edumatcher.grading.decoys import decoy_for
@@ -128,31 +128,32 @@ def attack(path: Path, code: str) -> nbformat.NotebookNode:
     return submission(path, blank=True, extra=f"KNOWN = {copy_visible(path)!r}\n" + code)
 
 
-def exposed_points(path: Path) -> tuple[float, float]:
-    """(points of checks whose twin the selective attacker can spot or that have none, all points)."""
+def exposed_points(path: Path, seeds: range = range(4)) -> tuple[float, float]:
+    """(points of checks whose twin the selective attacker can spot or that have none, all points). A check
+    counts as exposed if any of ``seeds`` gives it such a twin (the grader draws from the system's randomness)."""
     exposed = total = 0.0
     for cell in nbformat.read(path, as_version=4).cells:
         if is_check(cell):
             points = float(cell.metadata["nbgrader"]["points"])
-            twin = decoy_for(cell.source, random.Random(0))
+            twins = [decoy_for(cell.source, random.Random(seed)) for seed in seeds]
             total += points
-            if twin is None or "(a hidden test) expects" not in twin.what:
+            if any(twin is None or "(a hidden test) expects" not in twin.what for twin in twins):
                 exposed += points
     return exposed, total
 
 
-# Exercises whose every check has a twin inside its hidden tests (before, the selective attacker earned 9/9 on
-# 01_edit_and_reprofile and 09_significance_test, 3/5 on 01_next_one_percent, 4/7 on 02_exact_ticks and 8/10 on
-# 06_masked_ring, undetected).
-COVERED = ("edit_and_reprofile", *ISSUE_25_TOPICS)
+# Every exercise, by topic. Before, the selective attacker earned, undetected: 9/9 on 01_edit_and_reprofile,
+# 09_significance_test, 08_stale_reference and 11_folded_stacks, 11/11 on 10_array_level_store, 7/7 on
+# 07_frozen_cycles, 6/6 on 05_compaction_break_even, 3/5 on 01_next_one_percent, 4/7 on 02_exact_ticks, 8/10 on
+# 06_masked_ring, 5/7 on 02_slots_memory, 03_enum_table_builder, 05_lazy_cancel_heap and 07_gc_pause_freeze,
+# 6/8 on 04_cached_topics.
+COVERED = tuple(path.stem.split("_", 1)[1] for path in sorted(REAL_SOURCES.glob("[0-9][0-9]_*.ipynb")))
 CASES = {
     # name: (exercise source, attack, (status, total) expected)
     **{f"spot_twins_{topic}": (real_exercise(topic), SPOT_TWINS, ("tampered", 0)) for topic in COVERED},
     **{f"selective_{topic}": (real_exercise(topic), SELECTIVE, ("graded", 0)) for topic in COVERED},
     "spot_twins_toy": (TOY, SPOT_TWINS, ("tampered", 0)),
     "gc_ctypes_toy": (TOY, GC_CTYPES, ("tampered", 0)),
-    # Open: an exercise whose checks have no twin inside their hidden tests (9 of 9 points exposed).
-    "selective_stale_reference": (real_exercise("stale_reference"), SELECTIVE, ("graded", 0)),
 }
 
 
@@ -177,17 +178,9 @@ def check_attack(result: SubmissionResult, expected: tuple[str, float]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [name for name in CASES if name != "selective_stale_reference"])
+@pytest.mark.parametrize("name", list(CASES))
 def test_an_attacker_who_spots_twins_earns_nothing(graded: dict[str, SubmissionResult], name: str) -> None:
     check_attack(graded[name], CASES[name][2])
-
-
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="open: checks whose twin is a contradiction, a changed handler or a visible "
-                   "change (or that have none) can be swallowed without passing a twin; give each a hidden "
-                   "assert X == <literal> (authoring rule 6)")
-def test_the_selective_attacker_earns_nothing_where_twins_can_be_spotted(graded: dict[str, SubmissionResult]) -> None:
-    check_attack(graded["selective_stale_reference"], CASES["selective_stale_reference"][2])
 
 
 @pytest.mark.parametrize("topic", COVERED)
@@ -197,12 +190,13 @@ def test_every_check_has_a_twin_in_its_hidden_tests(topic: str) -> None:
 
 
 def test_how_many_points_each_exercise_leaves_to_the_selective_attacker() -> None:
-    # Not a bound on the course, a record that the computation runs: the report lists the figures
+    # None, on every exercise; the table is printed for the record
     # (python -m pytest tests/test_grade_attacks.py -k leaves -s).
+    exposed = {}
     for path in sorted(REAL_SOURCES.glob("*.ipynb")):
-        exposed, total = exposed_points(path)
-        assert 0 <= exposed <= total
-        print(f"{path.stem}: {exposed:g} of {total:g} points exposed")
+        exposed[path.stem], total = exposed_points(path)
+        print(f"{path.stem}: {exposed[path.stem]:g} of {total:g} points exposed")
+    assert len(exposed) == len(COVERED) and not any(exposed.values()), exposed
 
 
 def test_the_lock_holds_through_another_spelling_of_out(tmp_path: Path) -> None:

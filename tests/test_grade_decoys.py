@@ -123,6 +123,44 @@ def test_every_exercise_has_twins_and_they_keep_the_visible_part_where_they_can(
     assert covered >= 0.8 * sum(len(flags) for flags in by_exercise.values()), by_exercise
 
 
+def hidden_value_twins(source: str, seeds: range = range(8)) -> int:
+    """How many expected values the check's twin changes inside its hidden tests, the fewest over ``seeds``
+    (the grader draws its twins from the system's randomness): 0 when some twin has no such change."""
+    fewest = 2
+    for seed in seeds:
+        twin = decoy_for(source, random.Random(seed))
+        fewest = min(fewest, 0 if twin is None else twin.what.count("(a hidden test) expects"))
+    return fewest
+
+
+@pytest.mark.parametrize("path", sorted(REAL_SOURCES.glob("*.ipynb")), ids=lambda path: path.stem)
+def test_every_check_of_an_exercise_has_a_twin_that_changes_a_hidden_value(path) -> None:
+    """Authoring rule 6 (``edumatcher/grading/__init__.py``) as a test: every check's twin changes an expected
+    value inside the hidden tests. A twin that adds a contradiction, changes a handler to the marker
+    exception or changes the visible part can be told from the check by code that reads it (and a check
+    without a twin by code that runs ``decoy_for``): an attacker who swallows only those checks scores
+    their points without ever passing a twin (tests/test_grade_attacks.py). Two values, swapped, are
+    preferred over one changed (a negated count or a reversed string reads as made up): those left with
+    one are listed here, and may not grow in number."""
+    lacking, single = [], []
+    for cell in nbformat.read(path, as_version=4).cells:
+        if is_check(cell):
+            changed = hidden_value_twins(cell.source)
+            if changed == 0:
+                lacking.append(grade_id(cell))
+            elif changed == 1:
+                single.append(grade_id(cell))
+    assert not lacking, (f"{path.name}: the twins of {lacking} change no expected value inside the hidden tests; give "
+                         "each check's hidden part two `assert X == <literal>` with values the right answer "
+                         "always gives (authoring rule 6)")
+    assert len(single) <= SINGLE_VALUE_CHECKS.get(path.stem, 0), (path.name, single)
+
+
+# Checks whose hidden tests compare with one expected value only (their twin changes it rather than swapping
+# two): a record that may shrink, not grow.
+SINGLE_VALUE_CHECKS = {"01_next_one_percent": 1, "02_exact_ticks": 2}
+
+
 def test_a_passing_twin_makes_the_row_tampered_with_no_points() -> None:
     from edumatcher.grading import load_exercise
 

@@ -79,12 +79,15 @@ Writing checks that cannot be fooled
    which raises ``NotImplementedError``) and the solution must score full marks. Test both for
    every exercise (see "Testing an exercise").
 5. One check = one idea, worth 1-3 points; points may be fractional (shown as ``1.5``).
-6. Give every check a hidden part with at least one top-level ``assert X == <literal>`` (or
-   ``isclose(X, <literal>)``, or a ``try``/``except E``/``else: raise``). The grader runs a decoy
-   twin of each check with one such value changed (``decoys.py``): inside the hidden part the twin
-   looks to the student like the check itself; a check whose every line the student has can be told
-   from its twin, and passed by hard-coding its answers. ``tests/test_grade_decoys.py`` lists how
-   many checks of each exercise have a twin.
+6. Give every check a hidden part with two top-level ``assert X == <literal>`` (or ``isclose(X,
+   <literal>)``) on values the right answer always gives (seeded data, counts, structure; never a
+   timing or a machine-dependent figure). The grader runs a decoy twin of each check with the two
+   values swapped (``decoys.py``): inside the hidden part the twin looks to the student like the
+   check itself. A twin made otherwise (a contradiction, a changed ``except``, a change in the
+   visible part the student has) can be told from the check by code that reads it, which then
+   swallows the failures of exactly those checks and passes no twin
+   (``tests/test_grade_attacks.py``). ``tests/test_grade_decoys.py`` fails an exercise with a check
+   whose twin changes no value inside its hidden part.
 
 What grading does (``grade``)
 -----------------------------
