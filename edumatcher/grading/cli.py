@@ -115,6 +115,8 @@ def add_parsers(sub: Any) -> None:
     add_feedback_parser(sub)
     from .term_export import add_totals_parser
     add_totals_parser(sub)
+    from .status import add_status_parser
+    add_status_parser(sub)
     from .guide import add_guide_parser
     add_guide_parser(sub)
 

@@ -26,7 +26,8 @@ from typing import Any
 
 from edumatcher import CliError
 
-__all__ = ["ASSIGNMENT_TOTALS", "COURSE_TOTALS", "export_term", "course_totals", "late_lines", "add_totals_parser"]
+__all__ = ["ASSIGNMENT_TOTALS", "COURSE_TOTALS", "export_term", "course_totals", "read_grades", "late_lines",
+           "add_totals_parser"]
 
 ASSIGNMENT_TOTALS = "assignment_totals.csv"
 COURSE_TOTALS = "course_totals.csv"
@@ -158,12 +159,17 @@ def _totals(args: argparse.Namespace) -> int:
     return 0
 
 
-def late_lines(out_dir: str | Path) -> list[str]:
-    """One terminal line per late row of an assignment's ``grades.csv`` (status, days late, penalty)."""
+def read_grades(out_dir: str | Path) -> list[dict[str, str]] | None:
+    """The rows of ``out_dir/grades.csv`` as written by the exports (cells as stored), or None without one."""
     path = Path(out_dir) / "grades.csv"
     if not path.is_file():
-        return []
+        return None
     with open(path, newline="", encoding="utf-8") as handle:
-        rows = [row for row in csv.DictReader(handle) if row.get("late_days") not in (None, "", "0")]
+        return list(csv.DictReader(handle))
+
+
+def late_lines(out_dir: str | Path) -> list[str]:
+    """One terminal line per late row of an assignment's ``grades.csv`` (status, days late, penalty)."""
+    rows = [row for row in read_grades(out_dir) or [] if row.get("late_days") not in (None, "", "0")]
     return [f"late: {row['student']}/{row['exercise']}: {row['status']}, late {row['late_days']} day(s), penalty "
             f"{float(row['penalty']) * 100:g}% (handed in {row['submitted_at']})" for row in rows]
