@@ -114,7 +114,7 @@ def test_macro_and_micro_savings_scale_by_use_per_message() -> None:
     assert encodes.seconds == pytest.approx((encodes.slow.median - encodes.fast.median) * encodes.uses_per_message)
     assert by_label["orjson instead of json: decode"].uses_per_message == 1
     # Per new order, not per message: a cancel builds no Order. The engine mints no ids.
-    assert by_label["enum lookup tables (4 fields)"].uses_per_message == pytest.approx(4 * uses.orders_built / len(payloads))
+    assert by_label["enum lookup tables (5 fields)"].uses_per_message == pytest.approx(5 * uses.orders_built / len(payloads))
     assert 0 < uses.orders_built < len(payloads) and 0 < uses.owner_topic_frames <= uses.frames
     assert not any("id" in s.label.split() or "urandom" in s.label for s in savings)
     for s in savings:

@@ -270,7 +270,7 @@ def _technique_pairs(uses: EngineUses) -> list[tuple[str, Any, Any, dict[str, An
     Only what ``Engine.handle`` really does per message, counted by ``engine_uses``:
     one decode; an encode and, for most frames, a topic lookup per frame; and per new
     order one ``from_dict`` (its form for a checked message, ``order_from_checked``), its
-    four enum-table lookups (side, order type, TIF, SMP) and one slotted ``Order``. The
+    enum-table lookups and one slotted ``Order``. The
     engine takes order ids from the client, so minting ids is not on the list.
     """
     payload = realistic_order_payload()
@@ -285,8 +285,8 @@ def _technique_pairs(uses: EngineUses) -> list[tuple[str, Any, Any, dict[str, An
          {"std_loads": STDLIB_CODEC.loads, "fast_loads": ORJSON_CODEC.loads, "data": data}, 1),
         ("from_dict via __new__", "via_init(d)", "from_dict(d)",
          {"via_init": order_via_init, "from_dict": Order.from_dict, "d": d}, new),
-        ("enum lookup tables (4 fields)", 'OrderType("LIMIT")', 'table["LIMIT"]',
-         {"OrderType": OrderType, "table": ORDER_TYPE_BY_VALUE}, 4 * new),
+        ("enum lookup tables (5 fields)", 'OrderType("LIMIT")', 'table["LIMIT"]',
+         {"OrderType": OrderType, "table": ORDER_TYPE_BY_VALUE}, 5 * new),
         ("slots: construction", "Plain()", "Slotted()", {"Plain": plain, "Slotted": slotted}, new),
         ("cached topics", *TOPIC_STATEMENTS, {"owner": "ana", "cache": TopicCache(b"order.ack.")},
          uses.per_message(uses.owner_topic_frames)),
@@ -299,7 +299,7 @@ def macro_and_micro_savings(payloads: Sequence[bytes], *, budget: float = 3.0, t
 
     Each saving is scaled by how often ``Engine.handle`` used the technique per message
     on ``payloads`` (``engine_uses``, counted, not assumed): the codec's encode once per
-    frame and its decode once per message; from_dict, the enum tables (four fields) and
+    frame and its decode once per message; from_dict, the enum tables (five fields) and
     a slotted class (the 18-field stand-in of chapter 02) once per new order; a topic
     lookup once per frame with an owner's topic.
 
