@@ -8,8 +8,7 @@
 2. refuses a payload longer than ``MAX_PAYLOAD`` bytes before decoding it;
 3. decodes it once, checks it against the spec (``edumatcher.messages``),
    converts its prices to ticks at the engine's ``decimals`` and builds the
-   ``Order`` with ``model.order_from_checked`` (what ``Order.from_dict`` builds
-   from a dict that passed the check);
+   ``Order`` with ``Order.from_dict``;
 4. submits it and turns what happened (``book.events``) into frames.
 
 It returns a list of ``(topic, payload)`` frames in this order:
@@ -88,7 +87,7 @@ from .messages import (
     loads as _loads,
 )
 from .metrics import OWNER_LIMIT, SAMPLE_MASK, EngineMetrics, OwnerCounts
-from .model import OrderRejected, RejectReason, order_from_checked
+from .model import Order, OrderRejected, RejectReason
 from .rules import WORK_BUDGET
 from .sinks import END
 from .ticks import from_ticks, to_ticks
@@ -120,6 +119,7 @@ _NOT_DUE = 1 << 62    # flush due time when nothing is dirty
 
 _R = RejectReason
 _UNKNOWN_ORDER = RejectReason.UNKNOWN_ORDER  # a module global: cheaper than the enum attribute on every refused cancel
+_from_dict = Order.from_dict
 _ack = make_order_ack_unchecked
 _reject = make_order_reject_unchecked
 
@@ -314,7 +314,7 @@ class Engine:
         if stop is not None:
             ticks = self._ticks_of.get(stop)
             msg["stop_price"] = ticks if ticks is not None else self._to_ticks(stop, "stop_price")
-        order = order_from_checked(msg)  # check_order_new passed: Order.from_dict(msg), without its look-ups of book-set fields
+        order = _from_dict(msg)
         book.submit(order, now_ns=ts)  # a refusal raises here and leaves the book as it was
         owner = order.owner
         counts = self._orders_per_owner

@@ -22,7 +22,6 @@ __all__ = [
     "Side", "OrderType", "TIF", "OrderStatus", "SelfMatch", "RejectReason", "CancelReason",
     "SIDE_BY_VALUE", "ORDER_TYPE_BY_VALUE", "TIF_BY_VALUE", "STATUS_BY_VALUE",
     "SELF_MATCH_BY_VALUE", "CANCEL_REASON_BY_VALUE", "Order", "Trade", "OrderRejected", "new_order_id",
-    "order_from_checked",
 ]
 
 
@@ -122,7 +121,6 @@ STATUS_BY_VALUE: dict[str, OrderStatus] = {m.value: m for m in OrderStatus}
 SELF_MATCH_BY_VALUE: dict[str, SelfMatch] = {m.value: m for m in SelfMatch}
 CANCEL_REASON_BY_VALUE: dict[str, CancelReason] = {m.value: m for m in CancelReason}
 _NEW = OrderStatus.NEW
-_new_object = object.__new__
 
 
 class OrderRejected(Exception):
@@ -271,44 +269,6 @@ class Order:
             "cancel_reason": None if self.cancel_reason is None else self.cancel_reason.value,
         }
 
-
-
-def order_from_checked(d: dict[str, Any]) -> Order:
-    """The ``Order`` of an ``order.new`` dict that passed ``messages.check_order_new``: ``Order.from_dict(d)``, sooner. O(fields).
-
-    The check leaves only the message's fields in ``d`` (``id``, ``symbol``, ``side``,
-    ``order_type``, ``qty``, ``owner``, ``type`` and the optional ``tif``, ``price``,
-    ``stop_price``, ``display_qty``, ``smp``) and only valid enum strings, so the
-    book-set fields, which ``from_dict`` looks up one ``get`` each, can only be absent:
-    they take ``from_dict``'s defaults directly (``remaining_qty`` is ``qty``). The
-    engine's message path builds its orders so; anything else uses ``from_dict``, which
-    explains what is wrong with a dict. ``tests/test_model.py`` holds the two to the
-    same fields.
-
-    >>> d = {"type": "order.new", "id": "b1", "symbol": "XYZ", "side": "BUY", "order_type": "LIMIT",
-    ...      "qty": 5, "owner": "ann", "price": 100}
-    >>> order_from_checked(d).to_dict() == Order.from_dict(d).to_dict()
-    True
-    """
-    o = _new_object(Order)
-    get = d.get
-    o.id = d["id"]
-    o.symbol = d["symbol"]
-    o.side = SIDE_BY_VALUE[d["side"]]
-    o.order_type = ORDER_TYPE_BY_VALUE[d["order_type"]]
-    tif = get("tif")
-    o.tif = TIF_BY_VALUE["GTC" if tif is None else tif]
-    o.qty = o.remaining_qty = d["qty"]
-    smp = get("smp")
-    o.smp = SELF_MATCH_BY_VALUE["NONE" if smp is None else smp]
-    o.status = _NEW
-    o.cancel_reason = None
-    o.price = get("price")
-    o.stop_price = get("stop_price")
-    o.display_qty = get("display_qty")
-    o.owner = d["owner"]
-    o.filled_qty = o.visible_qty = o.arrival_seq = o.timestamp_ns = 0
-    return o
 
 @dataclass(slots=True, eq=False)
 class Trade:

@@ -101,12 +101,12 @@ def test_a_crash_is_a_divergence_with_its_message() -> None:
 def test_count_calls_counts_exactly() -> None:
     payloads = encode_workload(steady_state(300, seed=2, depth=40))
     assert count_calls(_plain, payloads, " handle", symbols=("EDU",)) == len(payloads)
-    built = count_calls(_plain, payloads, " order_from_checked", symbols=("EDU",))
+    built = count_calls(_plain, payloads, " from_dict", symbols=("EDU",))
     new_orders = sum(1 for p in payloads if p.startswith(b'{"type":"order.new"'))
     assert built == new_orders  # steady_state sends only valid orders
     gets = count_calls(_plain, payloads, "<method 'get' of 'dict' objects>", symbols=("EDU",))
     assert gets == count_calls(_plain, payloads, "<method 'get' of 'dict' objects>", symbols=("EDU",))
-    assert gets >= 5 * built, "order_from_checked alone looks up the five optional fields with dict.get"
+    assert gets >= 12 * built, "from_dict alone looks up twelve optional fields with dict.get"
 
 
 def _profile_of(fn) -> pstats.Stats:  # type: ignore[no-untyped-def]

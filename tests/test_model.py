@@ -132,29 +132,3 @@ def test_optional_enum_fields_sent_as_none_mean_absent() -> None:
     order = Order.from_dict({"id": "a", "symbol": "X", "side": "BUY", "order_type": "LIMIT", "qty": 1,
                              "price": 5, "tif": None, "smp": None, "status": None})
     assert (order.tif, order.smp, order.status) == (TIF.GTC, SelfMatch.NONE, OrderStatus.NEW)
-
-
-def test_order_from_checked_builds_what_from_dict_builds_on_every_checked_order_new() -> None:
-    import itertools
-    import random
-
-    from edumatcher.messages import check_order_new
-
-    rnd = random.Random(26)
-    optional = {"tif": ["DAY", "GTC", "IOC", "FOK"], "price": [1, 10_050, 99], "stop_price": [7, 10_000],
-                "display_qty": [1, 3], "smp": ["NONE", "CANCEL_NEWEST", "CANCEL_OLDEST", "CANCEL_BOTH", "DECREMENT"]}
-    checked = 0
-    for present in itertools.product([False, True], repeat=len(optional)):
-        for _ in range(20):
-            d = {"type": "order.new", "id": f"o{rnd.randrange(10**6)}", "symbol": "XYZ",
-                 "side": rnd.choice(["BUY", "SELL"]), "order_type": rnd.choice(["LIMIT", "MARKET", "STOP", "STOP_LIMIT"]),
-                 "qty": rnd.randrange(1, 10**9), "owner": rnd.choice(["ann", "bob"])}
-            for (field, values), here in zip(optional.items(), present, strict=True):
-                if here:
-                    d[field] = rnd.choice(values)
-            check_order_new(d)  # the engine's precondition (prices here are already ticks: ints pass)
-            fast, full = model.order_from_checked(dict(d)), Order.from_dict(dict(d))
-            assert [getattr(fast, f.name) for f in dataclasses.fields(Order)] == \
-                   [getattr(full, f.name) for f in dataclasses.fields(Order)], d
-            checked += 1
-    assert checked == 20 * 2 ** len(optional)

@@ -182,9 +182,8 @@ class EngineUses:
     ``frames``: frames published, one encode each. ``owner_topic_frames``: frames whose
     topic came from a ``TopicCache`` (acks, cancels, triggers and rejects to an owner;
     trades and owner-less rejects use a topic encoded once at import).
-    ``orders_built``: ``order.new`` messages the engine acknowledged, each built once as
-    ``Order.from_dict`` builds it (``model.order_from_checked``, its form for a message
-    that passed the spec check: enum-table lookups, one slotted object).
+    ``orders_built``: ``order.new`` messages the engine acknowledged, each built once by
+    ``Order.from_dict`` (five enum-table lookups, one slotted object).
     """
 
     messages: int
@@ -269,8 +268,7 @@ def _technique_pairs(uses: EngineUses) -> list[tuple[str, Any, Any, dict[str, An
 
     Only what ``Engine.handle`` really does per message, counted by ``engine_uses``:
     one decode; an encode and, for most frames, a topic lookup per frame; and per new
-    order one ``from_dict`` (its form for a checked message, ``order_from_checked``), its
-    enum-table lookups and one slotted ``Order``. The
+    order one ``from_dict``, its five enum-table lookups and one slotted ``Order``. The
     engine takes order ids from the client, so minting ids is not on the list.
     """
     payload = realistic_order_payload()
