@@ -21,10 +21,12 @@ NBGRADER_STAMP := $(NBGRADER_VENV)/.installed
 # one (3.10, say) gets the newest versions that pyproject.toml allows instead.
 PINS = $(shell $(PYTHON) -c 'import sys; want = open("binder/runtime.txt").read().strip().removeprefix("python-"); print("-c binder/requirements.txt" if "%d.%d" % sys.version_info[:2] == want else "")' 2>/dev/null)
 
+# PYTHONWARNINGS: setuptools' editable build prints a note meant for packagers ("folders in your
+# working directory ... may take precedence"); a newcomer's first screen is better without it.
 $(STAMP): pyproject.toml binder/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(PINS) -e '.[dev,site]'
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet $(PINS) -e '.[dev,site]'
 	touch $(STAMP)
 
 $(LAB_OVERRIDES): binder/overrides.json $(STAMP)
@@ -34,7 +36,7 @@ $(LAB_OVERRIDES): binder/overrides.json $(STAMP)
 $(NBGRADER_STAMP): pyproject.toml binder/requirements.txt
 	$(PYTHON) -m venv $(NBGRADER_VENV)
 	$(NBGRADER_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(NBGRADER_VENV)/bin/python -m pip install --quiet $(PINS) -e '.[nbgrader]'
+	PYTHONWARNINGS="ignore:Editable installation" $(NBGRADER_VENV)/bin/python -m pip install --quiet $(PINS) -e '.[nbgrader]'
 	touch $(NBGRADER_STAMP)
 
 nbgrader: $(NBGRADER_STAMP)
