@@ -82,7 +82,7 @@ from ._formatter import _align, _percent, format_interval, format_ratio, format_
 from ._measurement import Measurement, bimodal_split
 from ._runner import Pass, _interleave_ids, calibrated_sampler, new_seed
 from ._timing import ROUNDS, SAMPLE_TARGET, TIMER, TIMER_NAME, CollectorTally, _clock_name, collector, one_round
-from .verdict_check import RECORD_MIME, VerdictRecord
+from .verdict_check import MEAN_NOTE, RECORD_MIME, VerdictRecord
 
 __all__ = [
     "CONFIDENCE", "NEGLIGIBLE", "PRECISION", "BUDGET", "SAMPLE_TARGET", "MIN_ROUNDS", "MAX_ROUNDS", "WORKERS",
@@ -408,7 +408,7 @@ class Comparison:
             line = (f"too close to call: {name_a} against {name_b} is {self.ratio:.2f}x, "
                     f"and its interval reaches past the ±{band} band")
         if self.judged_on == "mean":
-            line += " (mean cost: the collector's pauses included)"
+            line += MEAN_NOTE
         return line
 
     @property

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "DEFAULT_RUNS", "DEFAULT_TIMEOUT_S", "PREFIX", "RECORD_MIME", "VerdictRecord", "Claim", "claim", "record_of",
+    "DEFAULT_RUNS", "DEFAULT_TIMEOUT_S", "PREFIX", "RECORD_MIME", "MEAN_NOTE", "VerdictRecord", "Claim", "claim", "record_of",
     "Verdict", "Run", "ChapterResult", "normalise", "verdict_lines", "find_chapters", "run_notebook",
     "check_chapter", "check", "format_chapter", "add_parser",
 ]
@@ -146,6 +146,14 @@ class VerdictRecord:
                    int(data.get("processes", 1)), str(data.get("line", "")))
 
 
+MEAN_NOTE = " (mean cost: the collector's pauses included)"
+"""What a comparison's line adds when it judged the mean: how it was judged, not what it found.
+
+Whether the collector ran inside a window can differ between runs; the verdict's category
+and direction must not, so ``record_of`` leaves the note out of the record.
+"""
+
+
 def record_of(line: str) -> VerdictRecord:
     """The record a printed verdict line carries: its category from the kit's phrases, or free text.
 
@@ -157,8 +165,10 @@ def record_of(line: str) -> VerdictRecord:
     ('slower', 'verdict: at # resting orders, factor # is <slower> factor #')
     >>> record_of("verdict: 12 orders matched").fixed_form()
     'verdict: # orders matched · free text'
+    >>> record_of("verdict: a is 3.0x slower than b" + MEAN_NOTE).key == record_of("verdict: a is 3.1x slower than b").key
+    True
     """
-    text = line.strip()
+    text = line.strip().replace(MEAN_NOTE, "")
     found: list[str] = []
     for pattern, category in _PHRASES:
         if pattern.search(text):
