@@ -247,14 +247,16 @@ def test_tail_verdicts_are_computed_from_the_runs() -> None:
     resizes = [DictResize(7, "_live", 100, 200, 50), DictResize(7, "_entries", 90, 180, 50)]
     lines = tail_verdicts(default, policy, resizes)
     assert all(line.startswith("verdict: ") for line in lines) and len(lines) == 5
-    assert "5 messages were due during its 5.0 ms and waited up to 5.0 ms" in lines[0]
+    assert "5 messages due during its 5.0 ms waited up to 5.0 ms" in lines[0]
     assert "touched 0.5 % of a 1.0-s stream" in lines[1]
     assert "2 of them here, 50.0 µs in all, the longest 30.0 µs" in lines[2]
-    assert "inside 0 of 1,000 messages" in lines[3] and "too few to lift the service-time p99" in lines[3]
+    assert "inside 0 of 1,000 messages" in lines[3] and "too few to move the service-time p99" in lines[3]
     assert lines[4].startswith("verdict: message 7, at which the book's _entries and _live dicts grew")
     # Collections inside 2 % of the messages: the wording says p99 can see them.
     busy = _synthetic_tail("default collector", service, intended, intended, [1_000 if i % 50 == 0 else 0 for i in range(n)], None, [])
     assert "at least 1 % of messages" in tail_verdicts(busy, policy, [])[3]
+    for line in [*lines, *tail_verdicts(busy, policy, [])]:  # issue 21: the verdict line itself fits in 160 characters
+        assert len(line.splitlines()[0]) <= 160 and not line.splitlines()[1].lstrip().startswith("verdict:")
 
 
 def test_the_rush_is_timed_and_its_collections_kept() -> None:
@@ -281,7 +283,8 @@ def test_rush_young_verdict_says_rarer_and_longer_from_the_counts_and_medians() 
     default = _rush_tail("default collector", [5_000] * 100, [(0, 100_000, 50_000 * k) for k in range(1, 9)])
     policy = _rush_tail("GcPolicy", [5_000] * 100, [(0, 20_000_000, 400_000)])
     line = rush_young_verdict(default, policy, 50_000)
-    assert line.startswith("verdict: before the freeze") and "rarer and longer: 1 during the rush" in line
+    assert line.startswith("verdict: before the freeze") and "rarer and longer than" in line and "1 during the rush" in line
+    assert len(line.splitlines()[0]) <= 160
     assert "median 20.00 ms" in line and "default collector's 8 (median 0.10 ms" in line
     assert [r[1:3] for r in policy.rush_rows()] == [["0", "1"]]
     fig = rush_timeline(default, policy, [DictResize(50, "_live", 1, 2, 5_461, "rush")])
@@ -305,7 +308,8 @@ def test_rush_resizes_happen_exactly_at_two_thirds_of_the_table() -> None:
     default, policy = _rush_tail("default collector", service, []), _rush_tail("GcPolicy", service, [])
     line = resize_verdict(default, policy, grown)
     assert line is not None and line.startswith(f"verdict: rush message {last:,} grew the book's _entries and _live dicts")
-    assert "took 2.00 ms of service time" in line and "exactly its usable two thirds" in line
+    assert "took 2.00 ms and 2.00 ms of service time" in line and "exactly its usable two thirds" in line
+    assert len(line.splitlines()[0]) <= 160
     assert resize_verdict(default, policy, []) is None
 
 

@@ -96,6 +96,11 @@ def test_contrast_verdict_words_only_what_the_intervals_allow() -> None:
     assert "add less" in contrast_verdict(light, heavy)
     close = row(ORDERS, 100, 1e-4, spread=0.5), row(INTS, 100, 1.1e-4, spread=0.5)
     assert contrast_verdict(*close).startswith("verdict: no difference detectable")
+    # issue 21: the verdict line itself (first line) stays within 160 characters, the figures follow it
+    big = row(ORDERS, 100_000, 1e-2), row(INTS, 100_000, 1e-4)
+    for line in (contrast_verdict(*big), contrast_verdict(*close), growth_verdict([big[1], row(INTS, 1_000_000, 1e-3)])):
+        first, detail = line.split("\n")
+        assert len(first) <= 160 and not detail.lstrip().startswith("verdict:")
 
 
 def test_added_pause_figure_draws_one_row_per_holding_and_floors_nothing() -> None:

@@ -126,8 +126,9 @@ def ratio_verdict(what: str, comparison: Comparison, quoted: float) -> str:
     >>> from ._compare import compare
     >>> a = Measurement.from_samples([4.0, 4.1, 3.9, 4.0, 4.0, 4.05], label="a")
     >>> b = Measurement.from_samples([1.0, 1.1, 0.9, 1.0, 1.0, 1.05], label="b")
-    >>> ratio_verdict("from_dict", compare(a, b), 5.0).split(" — ")[1]
-    'quoted 5.00x for CPython 3.14: the same direction here.'
+    >>> print(ratio_verdict("from_dict", compare(a, b), 5.0))  # doctest: +ELLIPSIS
+    verdict: a is ...x slower than b
+        from_dict: quoted 5.00x for CPython 3.14: the same direction here.
     """
     c = comparison
     quoted_same = abs(math.log(quoted)) <= math.log(1 + c.negligible)
@@ -142,4 +143,6 @@ def ratio_verdict(what: str, comparison: Comparison, quoted: float) -> str:
         tail = "the same direction here."
     else:
         tail = "the opposite direction here."
-    return f"verdict: {what}: {c.verdict} — quoted {quoted:.2f}x for CPython 3.14: {tail}"
+    # The verdict line is the comparison's own (at most MAX_LINE with its prefix); the quoted figure and
+    # how it relates are a detail line that check-verdicts does not compare.
+    return f"verdict: {c.verdict}\n    {what}: quoted {quoted:.2f}x for CPython 3.14: {tail}"

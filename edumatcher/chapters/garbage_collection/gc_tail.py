@@ -441,11 +441,12 @@ def rush_young_verdict(default: TailRun, policy: TailRun, threshold: int) -> str
     d, p = sorted(default.rush_pauses(0)), sorted(policy.rush_pauses(0))
     if not p:
         return (f"verdict: during the rush GcPolicy ran no young collection: its threshold of {threshold:,} net new "
-                f"objects was not reached (the default collector ran {len(d):,}); make the rush longer to see its cost.")
+                f"objects was not reached\n    the default collector ran {len(d):,}; make the rush longer to see its cost.")
     dm, pm = (d[len(d) // 2] if d else 0), p[len(p) // 2]
-    shape = "rarer and longer" if len(p) < len(d) and pm > dm else "not rarer and longer, against the mechanism; suspect the machine"
-    return (f"verdict: before the freeze, GcPolicy's threshold of {threshold:,} made young collections {shape}: "
-            f"{len(p):,} during the rush (median {_ms(pm)}, longest {_ms(p[-1])}) against the default collector's "
+    shape = "rarer and longer" if len(p) < len(d) and pm > dm else "not rarer and longer (suspect the machine)"
+    return (f"verdict: before the freeze, GcPolicy's threshold of {threshold:,} made young collections {shape} "
+            "than the default collector's\n"
+            f"    {len(p):,} during the rush (median {_ms(pm)}, longest {_ms(p[-1])}) against the default collector's "
             f"{len(d):,} (median {_ms(dm)}, longest {_ms(d[-1]) if d else '-'}); each ran inside the message that "
             "allocated past the threshold, so its whole pause is in that message's service time.")
 
@@ -461,11 +462,12 @@ def resize_verdict(default: TailRun, policy: TailRun, resizes: list[DictResize])
     ds, ps = default.rush.service_ns, policy.rush.service_ns
     med_d, med_p = sorted(ds)[len(ds) // 2], sorted(ps)[len(ps) // 2]
     where = ("exactly its usable two thirds" if last.at_two_thirds else "two thirds of it, deleted slots counted")
-    return (f"verdict: rush message {i:,} grew the book's {names} dicts: with {last.entries - 1:,} entries its "
+    return (f"verdict: rush message {i:,} grew the book's {names} dicts and took {_ms(ds[i])} and {_ms(ps[i])} of "
+            f"service time, against rush medians of {med_d / 1e3:,.1f} and {med_p / 1e3:,.1f} µs\n"
+            f"    (default collector, then GcPolicy; collection time inside it: {_ms(default.rush.gc_ns[i])} "
+            f"and {_ms(policy.rush.gc_ns[i])}): with {last.entries - 1:,} entries its "
             f"{last.old_slots:,}-slot table was full ({where}), so the insert rehashed every entry into a new table "
-            f"({last.bytes_before:,} -> {last.bytes_after:,} bytes). That message took {_ms(ds[i])} of service time with "
-            f"the default collector and {_ms(ps[i])} with GcPolicy (collection time inside it: {_ms(default.rush.gc_ns[i])} "
-            f"and {_ms(policy.rush.gc_ns[i])}), against rush medians of {med_d / 1e3:,.1f} and {med_p / 1e3:,.1f} µs.")
+            f"({last.bytes_before:,} -> {last.bytes_after:,} bytes).")
 
 
 def tail_verdicts(default: TailRun, policy: TailRun, resizes: list[DictResize]) -> list[str]:
@@ -482,24 +484,26 @@ def tail_verdicts(default: TailRun, policy: TailRun, resizes: list[DictResize]) 
         waited = [r for r, t in zip(policy.response_ns, policy.run.intended_ns, strict=True) if start <= t < end]
         k = len(waited)
         lines.append(
-            f"verdict: the freeze ran between messages, so no service time contains it, yet it is on the clients' path: "
-            f"{k:,} messages were due during its {(end - start) / 1e6:,.1f} ms and waited up to {max(waited, default=0) / 1e6:,.1f} ms "
-            f"(response max {p['response max'] / 1e3:,.1f} ms, service max {p['max'] / 1e3:,.1f} ms).")
+            f"verdict: the freeze ran between messages, so no service time contains it, yet {k:,} messages due during "
+            f"its {(end - start) / 1e6:,.1f} ms waited up to {max(waited, default=0) / 1e6:,.1f} ms\n"
+            f"    it is on the clients' path: response max {p['response max'] / 1e3:,.1f} ms, "
+            f"service max {p['max'] / 1e3:,.1f} ms.")
         seconds = policy.run.intended_ns[-1] / 1e9 if policy.run.intended_ns[-1] else 1.0
         day = policy.run.offered_rate * TRADING_DAY_S
         lines.append(
-            f"verdict: here the freeze touched {100 * k / n:.1f} % of a {seconds:.1f}-s stream (response p99 "
-            f"{p['response p99'] / 1e3:,.1f} ms); once a day at {policy.run.offered_rate:,.0f} msg/s it would touch "
-            f"{100 * k / day:.5f} % of {day:,.0f} messages, "
-            + ("under the 1 % that p99 ignores: a day's p99 would not show it, and the max always does."
-               if k / day < 0.01 else
-               "at least the 1 % that p99 ignores: even a day's p99 would show it."))
+            f"verdict: a once-a-day freeze at {policy.run.offered_rate:,.0f} msg/s touches {100 * k / day:.5f} % of "
+            f"{day:,.0f} messages, "
+            + ("under the 1 % p99 ignores: a day's p99 would not show it" if k / day < 0.01 else
+               "at least the 1 % p99 ignores: a day's p99 would show it")
+            + f"\n    here the freeze touched {100 * k / n:.1f} % of a {seconds:.1f}-s stream (response p99 "
+            f"{p['response p99'] / 1e3:,.1f} ms); the max always shows it.")
         # The first collection between messages was the freeze's own. How many idle ticks follow depends on
         # whether the queue behind the freeze drained (on a busy machine it may not): the count varies, not the words.
         young = sorted(policy.between_ns[1:])
         lines.append(
-            f"verdict: after the freeze, each collection GcPolicy ran between messages is a pause that a message due "
-            f"during it waits out, in its response time and never in its service time: {len(young):,} of them here, "
+            "verdict: after the freeze, each collection GcPolicy ran between messages delays a message due during it, "
+            "in response time, never in service time\n"
+            f"    {len(young):,} of them here, "
             f"{sum(young) / 1e3:,.1f} µs in all, the longest {(young[-1] if young else 0) / 1e3:,.1f} µs "
             "(idle ticks come only once the queue behind the freeze has drained).")
     in_default = sum(1 for g in default.gc_ns if g)
@@ -507,22 +511,24 @@ def tail_verdicts(default: TailRun, policy: TailRun, resizes: list[DictResize]) 
     share = 100 * max(in_default, in_policy) / n
     lines.append(
         f"verdict: collections fell inside {in_default:,} of {n:,} messages with the default collector and {in_policy:,} with "
-        f"GcPolicy ({share:.2f} % at most), "
-        + ("under 1 % either way, too few to lift the service-time p99 above what the messages without a collection "
+        "GcPolicy: "
+        + ("under 1 % either way, too few to move the service-time p99\n"
+           f"    {share:.2f} % at most: they cannot lift the p99 above what the messages without a collection "
            "give at that rank; the two p99s "
            f"here ({d['p99']:,.1f} vs {p['p99']:,.1f} µs) come from one run each, not interleaved, so this run "
            "cannot attribute their gap to anything: compare the max, p99.9 and response time instead."
            if share < 1 else
-           f"at least 1 % of messages, so service-time p99 can see them ({d['p99']:,.1f} vs {p['p99']:,.1f} µs)."))
+           f"at least 1 % of messages, so service-time p99 can see them\n    ({share:.2f} % at most; "
+           f"p99 {d['p99']:,.1f} vs {p['p99']:,.1f} µs)."))
     at = sorted({r.message for r in resizes if r.phase == "steady"})
     if at:
         i = at[0]
         names = " and ".join(sorted({r.name for r in resizes if r.message == i and r.phase == "steady"}))
         lines.append(
-            f"verdict: message {i:,}, at which the book's {names} dicts grew their tables "
-            f"(found by replaying the workload untimed), took {default.latencies_ns[i] / 1e3:,.1f} µs of service time with the "
-            f"default collector and {policy.latencies_ns[i] / 1e3:,.1f} µs with GcPolicy, against medians of "
-            f"{d['p50']:,.1f} and {p['p50']:,.1f} µs.")
+            f"verdict: message {i:,}, at which the book's {names} dicts grew their tables, took "
+            f"{default.latencies_ns[i] / 1e3:,.1f} and {policy.latencies_ns[i] / 1e3:,.1f} µs against medians of "
+            f"{d['p50']:,.1f} and {p['p50']:,.1f} µs\n"
+            "    service time, default collector then GcPolicy; the message was found by replaying the workload untimed.")
     return lines
 
 

@@ -240,8 +240,8 @@ def growth_verdict(rows: Sequence[HeldCost]) -> str:
         raise ValueError("growth_verdict needs two or more rows in increasing n")
     figures = ", ".join(f"{r.added_text} at {r.n:,}" for r in rows)
     if all(b.added_ci[0] > a.added_ci[1] for a, b in zip(rows[:-1], rows[1:], strict=True)):
-        return f"verdict: the pause {rows[0].holding} adds to a full collection grows with n: {figures}"
-    return f"verdict: no growth with n detectable at this noise (intervals overlap): {figures}"
+        return f"verdict: the pause {rows[0].holding} adds to a full collection grows with n\n    {figures}"
+    return f"verdict: no growth with n detectable at this noise (intervals overlap)\n    {figures}"
 
 
 def contrast_verdict(heavy: HeldCost, light: HeldCost) -> str:
@@ -249,7 +249,7 @@ def contrast_verdict(heavy: HeldCost, light: HeldCost) -> str:
     first, second = f"{heavy.n:,} {heavy.holding}", f"{light.n:,} {light.holding}"
     figures = f"{heavy.added_text} against {light.added_text}"
     if heavy.added_ci[0] > light.added_ci[1]:
-        return f"verdict: {first} add more to every full collection than {second}: {figures}"
+        return f"verdict: {first} add more to every full collection than {second}\n    {figures}"
     if heavy.added_ci[1] < light.added_ci[0]:
-        return f"verdict: {first} add less to every full collection than {second}: {figures}"
-    return f"verdict: no difference detectable at this noise between {first} and {second}: {figures}"
+        return f"verdict: {first} add less to every full collection than {second}\n    {figures}"
+    return f"verdict: no difference detectable at this noise between {first} and {second}\n    {figures}"
