@@ -61,7 +61,8 @@ def test_rebuild_spacing_verdict_reads_the_counts() -> None:
 
     line = rebuild_spacing_verdict({1_000: rows(80, 1_000), 4_000: rows(78, 4_200)})
     assert line.startswith("verdict: with factor 1 the rebuilds keep their spacing however deep the book")
-    assert "with factor 2 the rebuilds thin out as the book grows" in line
+    assert line.splitlines()[1].startswith("verdict: with factor 2 the rebuilds thin out as the book grows")
+    assert all(len(part) <= 160 for part in line.splitlines())
     assert "change their spacing" in rebuild_spacing_verdict({1_000: rows(80, 1_000), 4_000: rows(130, 1_100)})
     none = {1_000: rows(80, 1_000), 4_000: [CompactionCount(1, 0, 0, 10, 800), CompactionCount(2, 0, 0, 0, 900)]}
     assert rebuild_spacing_verdict(none) == "verdict: too few rebuilds at these depths to compare their spacing"
@@ -86,7 +87,8 @@ def _comparison(ratio: float) -> object:
 
 def test_factor_growth_verdict_follows_the_intervals() -> None:
     grows = factor_growth_verdict(_comparison(1.2), _comparison(2.0), (1_000, 4_000))  # type: ignore[arg-type]
-    assert grows.startswith("verdict: factor 1's extra cost grows with the depth of the book")
+    assert grows.startswith("verdict: factor 1's extra cost grows with the depth of the book\n")
+    assert all(len(v.splitlines()[0]) <= 160 for v in (grows, factor_growth_verdict(_comparison(1.5), _comparison(1.5), (1_000, 4_000))))  # type: ignore[arg-type]
     shrinks = factor_growth_verdict(_comparison(2.0), _comparison(1.2), (1_000, 4_000))  # type: ignore[arg-type]
     assert "shrinks" in shrinks
     same = factor_growth_verdict(_comparison(1.5), _comparison(1.5), (1_000, 4_000))  # type: ignore[arg-type]
@@ -117,6 +119,7 @@ def test_slow_operations_verdict_compares_medians() -> None:
     assert "2 that rebuilt the heaps: median 400x" in line and "1 that grew a dict of 1,000+ entries: median 30x" in line
     mild = OperationTimes(2, [1_000] * 10 + [2_000], [], [(10, "_live", 2_000)])
     assert "not every kind" in slow_operations_verdict(mild)
+    assert len(line.splitlines()[0]) <= 160 and line.splitlines()[1].startswith("    (ordinary operation")
     assert "no operation rebuilt" in slow_operations_verdict(OperationTimes(2, [1_000] * 5, [], []))
 
 

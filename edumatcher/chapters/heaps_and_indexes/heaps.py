@@ -218,11 +218,12 @@ def growth_verdict(costs: Sequence[DeletionCosts]) -> str:
         raise ValueError("growth_verdict needs at least two sizes")
     first, last = costs[0], costs[-1]
     eager, book = compare(last.eager, first.eager), compare(last.book, first.book)
-    numbers = (f"from {first.size:,} to {last.size:,} entries ({last.size / first.size:g}x), eager removal per cancel "
-               f"grew {eager.ratio:.1f}x ({eager.ci_text}) and OrderBook.cancel {book.ratio:.1f}x ({book.ci_text})")
+    span = f"from {first.size:,} to {last.size:,} entries ({last.size / first.size:g}x)"
+    numbers = (f"eager removal per cancel grew {eager.ratio:.1f}x ({eager.ci_text}) "
+               f"and OrderBook.cancel {book.ratio:.1f}x ({book.ci_text})")
     if eager.ci[0] > 2 * book.ci[1]:
-        return f"verdict: {numbers}: eager removal grows with depth, the lazy cancel far less."
-    return f"verdict: {numbers}: this run cannot separate how the two grow."
+        return f"verdict: {span}, eager removal grows with depth, the lazy cancel far less\n    {numbers}"
+    return f"verdict: {span}, this run cannot separate how eager removal and the lazy cancel grow\n    {numbers}"
 
 
 @dataclass(frozen=True)
@@ -318,7 +319,7 @@ def compaction_verdict(rows: Sequence[CompactionRow]) -> str:
     (rows in increasing factor order), with the counts.
 
     >>> rows = compaction_sweep([1, 8], n=400, repeat=5)
-    >>> compaction_verdict(rows).split(" (")[0]
+    >>> compaction_verdict(rows).splitlines()[0]
     'verdict: as compact_factor grows, peak heap entries rise and rebuilds fall'
     """
     if len(rows) < 2:
@@ -331,7 +332,7 @@ def compaction_verdict(rows: Sequence[CompactionRow]) -> str:
     counts = "; ".join(f"{r.factor:g}: {r.peak_entries:,} entries, {r.rebuilds} rebuild(s)" for r in rows)
     memory = "peak heap entries rise" if rise else "peak heap entries do not rise steadily"
     work = "rebuilds fall" if fall else "rebuilds do not fall steadily"
-    return f"verdict: as compact_factor grows, {memory} and {work} ({counts}; peak live orders {rows[0].peak_live:,})"
+    return f"verdict: as compact_factor grows, {memory} and {work}\n    {counts}; peak live orders {rows[0].peak_live:,}"
 
 
 def compaction_times_line(rows: Sequence[CompactionRow], *, against: float = 2) -> str:
@@ -431,10 +432,10 @@ def factor_growth_verdict(shallow: Comparison, deep: Comparison, depths: tuple[i
     numbers = (f"factor 1 / factor 2 at {depths[0]:,} resting orders {shallow.ratio:.2f}x ({shallow.ci_text}), "
                f"at {depths[1]:,} {deep.ratio:.2f}x ({deep.ci_text})")
     if deep.ci[0] > shallow.ci[1]:
-        return f"verdict: factor 1's extra cost grows with the depth of the book: {numbers}"
+        return f"verdict: factor 1's extra cost grows with the depth of the book\n    {numbers}"
     if deep.ci[1] < shallow.ci[0]:
-        return f"verdict: factor 1's extra cost shrinks with the depth of the book: {numbers}"
-    return f"verdict: this run cannot tell how factor 1's extra cost changes with depth: {numbers}"
+        return f"verdict: factor 1's extra cost shrinks with the depth of the book\n    {numbers}"
+    return f"verdict: this run cannot tell how factor 1's extra cost changes with depth\n    {numbers}"
 
 
 @dataclass(frozen=True)
@@ -511,17 +512,17 @@ def slow_operations_verdict(times: OperationTimes, *, min_entries: int = 1_000, 
     numbers = f"(ordinary operation: median {ordinary / 1e3:,.1f} µs; " + "; ".join(parts) + ")"
     who = f"compact_factor={times.factor:g}"
     if not parts:
-        return f"verdict: {who}: no operation rebuilt the heaps or grew a large dict {numbers}"
+        return f"verdict: {who}: no operation rebuilt the heaps or grew a large dict\n    {numbers}"
     if all(slow):
-        return f"verdict: {who}: the operations that did O(n) work took far longer than ordinary ones {numbers}"
-    return f"verdict: {who}: not every kind of O(n) operation stood out at this noise {numbers}"
+        return f"verdict: {who}: the operations that did O(n) work took far longer than ordinary ones\n    {numbers}"
+    return f"verdict: {who}: not every kind of O(n) operation stood out at this noise\n    {numbers}"
 
 
 def rebuild_spacing_verdict(counts: dict[int, Sequence[CompactionCount]]) -> str:
     """A ``verdict:`` line from exact counts at two or more depths: do rebuilds thin out as the book grows?
 
     Compares cancels per rebuild at the shallowest and the deepest book, for
-    factor 1 and factor 2: "thin out" when the spacing at least doubles from a book
+    factor 1 and factor 2, one ``verdict:`` line each: "thin out" when the spacing at least doubles from a book
     at least four times smaller, "keep their spacing" when it changes by less than
     half. Exact counts, so the line is the same on every run.
     """
@@ -542,9 +543,9 @@ def rebuild_spacing_verdict(counts: dict[int, Sequence[CompactionCount]]) -> str
             trend = "keep their spacing however deep the book"
         else:
             trend = "change their spacing"
-        words.append(f"with factor {factor} the rebuilds {trend} ({a:,.0f} cancels per rebuild at {shallow:,} resting orders, "
+        words.append(f"verdict: with factor {factor} the rebuilds {trend} ({a:,.0f} cancels per rebuild at {shallow:,} resting orders, "
                      f"{b:,.0f} at {deep:,})")
-    return "verdict: " + "; ".join(words)
+    return "\n".join(words)
 
 
 def full_vs_bare(n: int = 10_000, *, seed: int = 1, budget: float = 2.0) -> Comparison:
