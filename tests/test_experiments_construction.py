@@ -140,6 +140,7 @@ def test_macro_micro_verdict_is_worded_from_the_bounds() -> None:
     assert "one micro-optimisation saves more" in macro_micro_verdict([codec, _saving("ids", 2e-5, 1e-7)])
     close = macro_micro_verdict([codec, _saving("ids", 5.7e-6, 3e-7)])
     assert "cannot be told apart" in close
+    assert len(close.splitlines()[0]) <= 160 and close.splitlines()[1].startswith("    codec ")
     with pytest.raises(ValueError):
         macro_micro_verdict(small)
 

@@ -71,6 +71,8 @@ def test_frame_scaling_and_its_verdict_follow_the_frames() -> None:
     line = scaling_verdict(traces)
     assert line.startswith("verdict: the entry-capped queue's peak rose with the frames")
     assert "stayed within its" in line
+    verdicts = [v for v in line.splitlines() if v.startswith("verdict: ")]
+    assert len(verdicts) == 2 and all(len(v) <= 160 for v in verdicts)
     flat = [simulate(ticks=60, max_payload=1_024, max_entries=300, max_bytes=200_000, traced=True)] * 2
     assert "did not rise at every step" in scaling_verdict(flat)
     with pytest.raises(ValueError):
@@ -108,4 +110,4 @@ def test_the_byte_cap_bounds_real_memory_even_for_small_frames() -> None:
     trace = simulate(ticks=60, max_payload=256, max_entries=50_000, max_bytes=100_000, traced=True)
     assert trace.byte_queue.shed_items > 0
     assert trace.byte_traced_peak <= 1.05 * (100_000 + 256), trace.byte_traced_peak
-    assert "stayed within its" in scaling_verdict([trace, trace]).split(";")[1]
+    assert "stayed within its" in scaling_verdict([trace, trace]).splitlines()[2]

@@ -30,6 +30,9 @@ def test_queue_verdict_categories_are_far_apart() -> None:
     assert queue_verdict(result(1.9)).endswith("v: holds about its bound")
     assert queue_verdict(result(3)).endswith("v: unclear (between 2x and 5x)")
     assert queue_verdict(result(20)).endswith("v: holds far more than its bound (over 5x)")
+    every = {"rows": [{"variant": v, "queue_counted": 100, "queue_traced": 300} for v in VARIANTS]}
+    lines = f"verdict: {queue_verdict(every)}".split("\n")  # as the chapter prints it: one verdict line per variant
+    assert len(lines) == len(VARIANTS) and all(line.startswith("verdict: ") and len(line) <= 160 for line in lines)
 
 
 def test_the_isolated_run_returns_the_same_shape() -> None:

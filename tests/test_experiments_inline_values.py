@@ -49,7 +49,7 @@ def test_slots_figures_report_both_methods_beside_the_quote() -> None:
     verdict = figures.seed_method_verdict()
     assert verdict.startswith("verdict: memory, counted like the Python engine notes")
     # 4 fields, not 18: the layout cannot match the quoted 18-field figures.
-    assert "different from the Python engine notes' 3.14.10 figures" in verdict
+    assert "unlike their 3.14.10 figures" in verdict and len(verdict.splitlines()[0]) <= 160
     assert SEED_SLOTS["memory per instance"] == ("240 B", "184 B")
 
 

@@ -56,7 +56,7 @@ def run(*, quick: bool, seed: int, repeat: int | None) -> int:
         say(f"      {row['variant']:<26} len {row['len_bytes'] / 1e6:7.1f} MB   getsizeof {row['getsizeof_bytes'] / 1e6:7.1f} MB"
             f"   tracemalloc {row['traced_bytes'] / 1e6:7.1f} MB   | queue counted by len: counts "
             f"{row['queue_counted'] / 1e6:.1f} MB, holds {row['queue_traced'] / 1e6:.1f} MB")
-    say(f"      verdict: {queue_verdict(result)}")
+    say("      verdict: " + queue_verdict(result).replace("\n", "\n      "))
     say(f"[4/4] the engine's frames in a default ByteBoundedQueue(max_bytes={cap:,}) (real-memory count; fresh interpreter)")
     q = run_isolated("edumatcher.chapters.beyond_heaps.egress:engine_frame_queue", {"frames": frames, "max_bytes": cap}, timeout=600.0)
     say(f"      {q['items']:,} of {q['frames_offered']:,} frames queued (builders right-sized: {q['right_sized']}): "

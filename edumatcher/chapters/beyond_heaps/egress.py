@@ -237,7 +237,7 @@ def frame_scaling_isolated(max_payloads: Sequence[int] = (1_024, 16_384, 150_000
 
 
 def scaling_verdict(traces: Sequence[EgressTrace], *, overhead: float = 0.05) -> str:
-    """One ``verdict:`` line computed from ``frame_scaling`` traces: does each cap hold as the frames grow?
+    """Two ``verdict:`` lines computed from ``frame_scaling`` traces, one per cap, each with a detail line: does each cap hold?
 
     The entry cap "follows the frames" when its traced peak rises at every larger
     frame size; the byte cap "holds" when every traced peak is within its cap plus
@@ -255,13 +255,13 @@ def scaling_verdict(traces: Sequence[EgressTrace], *, overhead: float = 0.05) ->
     held = all(t.byte_traced_peak <= (cap + t.max_payload) * (1 + overhead) for t in traces)
     sizes = " -> ".join(f"{t.max_payload:,}" for t in traces)
     peaks = " -> ".join(f"{p / 2**20:.1f}" for p in entry)
-    entry_part = (f"the entry-capped queue's peak rose with the frames ({peaks} MiB as the largest frame went {sizes} bytes)"
-                  if rising else f"the entry-capped queue's peak did not rise at every step ({peaks} MiB)")
-    byte_part = (f"the byte-capped queue stayed within its {cap / 2**20:g} MiB cap (plus the frame on offer and {overhead:.0%} "
-                 "for what its count leaves out) at every size"
-                 if held else f"the byte-capped queue went over its {cap / 2**20:g} MiB cap (plus the frame on offer and "
-                 f"{overhead:.0%} for what its count leaves out)")
-    return f"verdict: {entry_part}; {byte_part}"
+    entry_part = ("the entry-capped queue's peak rose with the frames" if rising
+                  else "the entry-capped queue's peak did not rise at every step")
+    entry_part += f"\n    {peaks} MiB as the largest frame went {sizes} bytes"
+    byte_part = (f"the byte-capped queue stayed within its {cap / 2**20:g} MiB cap at every size" if held
+                 else f"the byte-capped queue went over its {cap / 2**20:g} MiB cap")
+    byte_part += f"\n    the cap plus the frame on offer and {overhead:.0%} for what its count leaves out"
+    return f"verdict: {entry_part}\nverdict: {byte_part}"
 
 
 def engine_frame_queue(frames: int = 200_000, max_bytes: int = 10_000_000) -> dict[str, Any]:

@@ -100,7 +100,10 @@ def frame_memory_isolated(frames: int = 200_000, max_bytes: int = 10_000_000, *,
 
 
 def queue_verdict(result: dict[str, Any]) -> str:
-    """One line on the ``len``-counted queue, per variant: about its bound (within 2x), over 5x, or "unclear" between.
+    """One line on the ``len``-counted queue per variant: about its bound (within 2x), over 5x, or "unclear" between.
+
+    The lines are joined by ``"\\nverdict: "``, so ``print("verdict:", queue_verdict(r))`` shows
+    one ``verdict:`` line per variant (each well under 160 characters).
 
     The thresholds are far apart on purpose. A right-sized frame costs its header
     and the deque's bookkeeping on top of ``len`` (well under 2x for a ~180-byte
@@ -116,8 +119,8 @@ def queue_verdict(result: dict[str, Any]) -> str:
             category = "holds far more than its bound (over 5x)"
         else:
             category = "unclear (between 2x and 5x)"
-        parts.append(f"{row['variant']}: {category}")
-    return "a queue bounded by len(): " + "; ".join(parts)
+        parts.append(f"a queue bounded by len(), {row['variant']}: {category}")
+    return "\nverdict: ".join(parts)
 
 
 def copy_cost(*, budget: float = 1.0) -> Any:

@@ -286,10 +286,11 @@ class SlotsFigures:
         here = (self.seed_plain_bytes, self.seed_slotted_bytes)
         agree = abs(here[0] - quoted_plain) <= tolerance and abs(here[1] - quoted_slotted) <= tolerance
         pointer = ((self.seed_plain_bytes - self.plain_bytes) + (self.seed_slotted_bytes - self.slotted_bytes)) / 2
-        quoted = f"the Python engine notes' 3.14.10 figures ({quoted_plain:.0f} B and {quoted_slotted:.0f} B, within {tolerance:.0f} B)"
-        how = f"the same as {quoted}" if agree else f"different from {quoted}: this interpreter's layout differs"
-        return (f"verdict: memory, counted like the Python engine notes (list pointer included): {here[0]:,.0f} B plain and "
-                f"{here[1]:,.0f} B slotted here, {how}. Counting the instance alone gives {pointer:.0f} B less on "
+        how = "the same as their 3.14.10 figures" if agree else "unlike their 3.14.10 figures: this layout differs"
+        return (f"verdict: memory, counted like the Python engine notes: {here[0]:,.0f} B plain and "
+                f"{here[1]:,.0f} B slotted here, {how}\n"
+                f"    list pointer included; quoted {quoted_plain:.0f} B and {quoted_slotted:.0f} B, within {tolerance:.0f} B. "
+                f"Counting the instance alone gives {pointer:.0f} B less on "
                 "each side: the list's pointer, a difference of method, not of interpreter.")
 
     def timing_reports(self) -> list[str]:

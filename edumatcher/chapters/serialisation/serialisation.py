@@ -393,13 +393,13 @@ def macro_micro_verdict(savings: Sequence[Saving], *, macro_prefix: str = "orjso
     the same moment.
     """
     codec, other, low, high = _difference_interval(savings, macro_prefix, largest_only=True)
-    numbers = (f"(codec {codec * 1e9:,.0f} ns per message, the largest other {other * 1e9:,.0f} ns; "
-               f"95 % CI of the difference {low * 1e9:,.0f} to {high * 1e9:,.0f} ns)")
+    numbers = (f"\n    codec {codec * 1e9:,.0f} ns per message, the largest other {other * 1e9:,.0f} ns; "
+               f"95 % CI of the difference {low * 1e9:,.0f} to {high * 1e9:,.0f} ns")
     if low > 0:
-        return f"verdict: the codec alone saves more per message than any one micro-optimisation {numbers}"
+        return f"verdict: the codec alone saves more per message than any one micro-optimisation{numbers}"
     if high < 0:
-        return f"verdict: one micro-optimisation saves more per message than the codec {numbers}"
-    return f"verdict: the codec and the largest micro-optimisation cannot be told apart at this noise {numbers}"
+        return f"verdict: one micro-optimisation saves more per message than the codec{numbers}"
+    return f"verdict: the codec and the largest micro-optimisation cannot be told apart at this noise{numbers}"
 
 
 def totals_line(savings: Sequence[Saving], *, macro_prefix: str = "orjson") -> str:
