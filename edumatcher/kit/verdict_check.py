@@ -202,7 +202,8 @@ def claim(comparison: str, category: str, line: str, *, direction: str = "", pro
     """A verdict on something other than a timing comparison: ``category`` is the word a rerun must keep.
 
     ``comparison`` names what is judged; ``line`` is what the reader reads (one conclusion,
-    conclusion first, at most 160 characters). Let the category come from data that a rerun
+    conclusion first, one line, at most 160 characters with its ``verdict: `` prefix, as
+    printed; a ValueError otherwise: supporting figures go in a line of their own). Let the category come from data that a rerun
     reproduces (exact counts, an interval's side), never from two numbers compared bare.
 
     >>> c = claim("peak entries vs compact_factor", "rise", "as compact_factor grows, peak heap entries rise")
@@ -211,8 +212,9 @@ def claim(comparison: str, category: str, line: str, *, direction: str = "", pro
     """
     if not category:
         raise ValueError("a claim needs a category: the word a rerun must keep")
-    if len(line) > 160:
-        raise ValueError(f"a verdict line is at most 160 characters; this one has {len(line)}")
+    shown = f"{PREFIX} {line}"
+    if "\n" in line or len(shown) > 160:  # issue 21: a verdict line is one paragraph of 160 characters at most
+        raise ValueError(f"a verdict line is one line of at most 160 characters with its prefix; this one has {len(shown)}")
     return Claim(VerdictRecord(comparison, category, direction, processes, line))
 
 

@@ -120,6 +120,16 @@ def test_records_are_read_from_the_kit_s_rich_output() -> None:
     assert str(made) == "verdict: rebuilds thin out as the book grows"
 
 
+def test_a_claim_line_fits_in_160_characters_with_its_prefix() -> None:
+    from edumatcher.kit import claim
+
+    assert len(str(claim("x", "fits", "a" * 151))) == 160
+    with pytest.raises(ValueError, match="160"):
+        claim("x", "too long", "a" * 152)
+    with pytest.raises(ValueError, match="one line"):
+        claim("x", "two lines", "a conclusion\n    and its figures")
+
+
 def test_record_of_reads_the_kit_s_phrases_old_and_new() -> None:
     assert record_of("verdict: a and b take the same time to within 5 % (ratio 1.01)").category == "same"
     assert record_of("verdict: no difference detectable at this noise: the CI spans 1.0").category == \
