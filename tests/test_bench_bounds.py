@@ -25,7 +25,7 @@ def test_bench_bounds_quick_prints_four_parts_and_the_queue_holds_its_cap(small:
     out = capsys.readouterr().out
     assert small == [True, True], "the book's rows run, quick"
     assert out.index("[1/4]") < out.index("[2/4]") < out.index("[3/4]") < out.index("[4/4]")
-    assert "verdict: a queue bounded by len():" in out
+    assert "verdict: a queue bounded by len(), " in out
     # The default ByteBoundedQueue counts real memory: tracemalloc sees no more than its cap (+5 %).
     assert "verdict: the default count bounds what the queue holds" in out, out
     counted, traced = map(float, re.search(r"the queue counts ([\d.]+) MB, tracemalloc sees ([\d.]+) MB", out).groups())  # type: ignore[union-attr]
