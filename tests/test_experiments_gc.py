@@ -254,7 +254,7 @@ def test_tail_verdicts_are_computed_from_the_runs() -> None:
     assert lines[4].startswith("verdict: message 7, at which the book's _entries and _live dicts grew")
     # Collections inside 2 % of the messages: the wording says p99 can see them.
     busy = _synthetic_tail("default collector", service, intended, intended, [1_000 if i % 50 == 0 else 0 for i in range(n)], None, [])
-    assert "at least 1 % of messages" in tail_verdicts(busy, policy, [])[3]
+    assert "at least 1 %: the service-time p99 can see them" in tail_verdicts(busy, policy, [])[3]
     for line in [*lines, *tail_verdicts(busy, policy, [])]:  # issue 21: the verdict line itself fits in 160 characters
         assert len(line.splitlines()[0]) <= 160 and not line.splitlines()[1].lstrip().startswith("verdict:")
 

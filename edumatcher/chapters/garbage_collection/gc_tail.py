@@ -443,9 +443,9 @@ def rush_young_verdict(default: TailRun, policy: TailRun, threshold: int) -> str
         return (f"verdict: during the rush GcPolicy ran no young collection: its threshold of {threshold:,} net new "
                 f"objects was not reached\n    the default collector ran {len(d):,}; make the rush longer to see its cost.")
     dm, pm = (d[len(d) // 2] if d else 0), p[len(p) // 2]
-    shape = "rarer and longer" if len(p) < len(d) and pm > dm else "not rarer and longer (suspect the machine)"
-    return (f"verdict: before the freeze, GcPolicy's threshold of {threshold:,} made young collections {shape} "
-            "than the default collector's\n"
+    shape = ("rarer and longer than the default collector's" if len(p) < len(d) and pm > dm
+             else "not rarer and longer than the default's: suspect the machine")
+    return (f"verdict: before the freeze, GcPolicy's threshold of {threshold:,} made young collections {shape}\n"
             f"    {len(p):,} during the rush (median {_ms(pm)}, longest {_ms(p[-1])}) against the default collector's "
             f"{len(d):,} (median {_ms(dm)}, longest {_ms(d[-1]) if d else '-'}); each ran inside the message that "
             "allocated past the threshold, so its whole pause is in that message's service time.")
@@ -510,15 +510,15 @@ def tail_verdicts(default: TailRun, policy: TailRun, resizes: list[DictResize]) 
     in_policy = sum(1 for g in policy.gc_ns if g)
     share = 100 * max(in_default, in_policy) / n
     lines.append(
-        f"verdict: collections fell inside {in_default:,} of {n:,} messages with the default collector and {in_policy:,} with "
+        f"verdict: collections fell inside {in_default:,} of {n:,} messages with the default collector, {in_policy:,} with "
         "GcPolicy: "
-        + ("under 1 % either way, too few to move the service-time p99\n"
+        + ("under 1 %, too few to move the service-time p99\n"
            f"    {share:.2f} % at most: they cannot lift the p99 above what the messages without a collection "
            "give at that rank; the two p99s "
            f"here ({d['p99']:,.1f} vs {p['p99']:,.1f} µs) come from one run each, not interleaved, so this run "
            "cannot attribute their gap to anything: compare the max, p99.9 and response time instead."
            if share < 1 else
-           f"at least 1 % of messages, so service-time p99 can see them\n    ({share:.2f} % at most; "
+           f"at least 1 %: the service-time p99 can see them\n    ({share:.2f} % at most; "
            f"p99 {d['p99']:,.1f} vs {p['p99']:,.1f} µs)."))
     at = sorted({r.message for r in resizes if r.phase == "steady"})
     if at:
