@@ -105,7 +105,8 @@ def exercise_info(path: Path) -> dict[str, Any]:
 def _seconds(value: float | None) -> str:
     if value is None:
         return "not measured"
-    return f"{value:.0f} s" if value < 120 else f"{value / 60:.1f} min"
+    # A no-break space: in the guide's narrow "run" column "11 s" must not wrap between number and unit.
+    return f"{value:.0f}\u00a0s" if value < 120 else f"{value / 60:.1f}\u00a0min"
 
 
 def render_guide(root: str | Path = ".") -> str:
@@ -143,7 +144,7 @@ def render_guide(root: str | Path = ".") -> str:
         "",
         "## Chapters",
         "",
-        f"Reading time is estimated from each chapter's Markdown, {total_words} words in all, at "
+        f"Reading time is estimated from each chapter's Markdown, {total_words:,} words in all, at "
         f"{WORDS_PER_MINUTE} words a minute (careful reading of technical text; code and outputs not "
         "counted). "
         + (f"Time to run is measured: every chapter executed once, top to bottom, in a fresh kernel by "
@@ -158,7 +159,7 @@ def render_guide(root: str | Path = ".") -> str:
     ]
     for chapter in chapters:
         names = ", ".join(f"`{e['name']}`" for e in by_chapter.get(chapter["name"][:2], [])) or "-"
-        lines.append(f"| {chapter['title']} | {chapter['reading_minutes']} min | "
+        lines.append(f"| {chapter['title']} | {chapter['reading_minutes']}\u00a0min | "
                      f"{_seconds(seconds.get('course/' + chapter['name']))} | {names} |")
     lines.append("")
     for chapter in chapters:
