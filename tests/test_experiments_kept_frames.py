@@ -54,8 +54,9 @@ def _result(keep_ms: float, keep_faults: int) -> dict[str, KeptFrames]:
 
 def test_verdicts_follow_the_figures() -> None:
     comparison, lines = kept_frames_verdicts(_result(17.0, 2_000))
-    assert comparison.outcome == "slower" and all(line.startswith("verdict: ") for line in lines)
-    assert "collector off in both" in lines[0] and "touched more fresh memory" in lines[1]
+    # The time is a figure (near the band, it would flip between runs); the page faults are the verdict.
+    assert comparison.outcome == "slower" and not lines[0].startswith("verdict") and lines[1].startswith("verdict: ")
+    assert "collector off in both" in lines[0] and "not a verdict" in lines[0] and "touched more fresh memory" in lines[1]
     comparison, lines = kept_frames_verdicts(_result(10.0, 0))
     assert comparison.outcome == "same" and "touched no more fresh memory" in lines[1]
 

@@ -199,7 +199,9 @@ def kept_frames_verdicts(result: dict[str, KeptFrames]) -> tuple[Comparison, lis
     """
     keep, discard = result["keep"], result["discard"]
     comparison = compare(keep.measurement, discard.measurement)
-    lines = ["verdict: collector off in both, " + comparison.verdict]
+    # Near the ±5 % band (1.0x to 1.2x between runs): shown as a ratio, never judged, so a rerun
+    # cannot turn "too close to call" into "slower" (issue 21: judge only effects far from the band).
+    lines = [f"collector off in both, {comparison.as_ratio()} (a figure, not a verdict)"]
     if keep.faults_per_run >= 0 and discard.faults_per_run >= 0:
         more = keep.faults_per_run > discard.faults_per_run
         lines.append("verdict: keeping the frames touched " + ("more" if more else "no more")
