@@ -202,7 +202,7 @@ def claim(comparison: str, category: str, line: str, *, direction: str = "", pro
     """A verdict on something other than a timing comparison: ``category`` is the word a rerun must keep.
 
     ``comparison`` names what is judged; ``line`` is what the reader reads (one conclusion,
-    conclusion first, one line, at most 160 characters with its ``verdict: `` prefix, as
+    conclusion first, one line, at most 160 characters with its "verdict: " prefix, as
     printed; a ValueError otherwise: supporting figures go in a line of their own). Let the category come from data that a rerun
     reproduces (exact counts, an interval's side), never from two numbers compared bare.
 
