@@ -108,6 +108,7 @@ def test_pooling_figures(figures: list[Figure]) -> None:
     fig = tracked_bars([TrackedRow("ints", 100, 1, 1), TrackedRow("objects", 100, 101, 101)])
     figures.append(fig)
     assert "101" in texts(fig)
+    assert "holding 100 values" in fig.axes[0].get_title(), "the figure has a title naming what is held"
 
 
 def test_runs_figures(figures: list[Figure]) -> None:
@@ -133,6 +134,8 @@ def test_memory_and_queue_figures(figures: list[Figure]) -> None:
                               [level_memory(10_000, 50, spread=10_000), level_memory(10_000, 500, spread=10_000)])
     figures.append(fig)
     assert len(fig.axes) == 2
+    assert all(ax.get_ylabel().startswith("KiB held") for ax in fig.axes), "both panels say what their y axis is"
+    assert fig.get_suptitle() and fig.legends, "a title over both panels, one legend off the lines"
     fig = egress_figure(simulate(ticks=30, max_payload=4_096, max_entries=100, max_bytes=100_000))
     figures.append(fig)
     legend = " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())
