@@ -70,6 +70,9 @@ def test_snapshot_and_sampling_figures(figures: list[Figure]) -> None:
     fig = snapshot_cost_figure(snaps, pubs)
     figures.append(fig)
     assert len(fig.axes) == 2 and "Building one snapshot" in texts(fig)
+    assert all(ax.get_ylim()[0] == 0 for ax in fig.axes), "both axes start at 0: a tenth looks like a tenth"
+    assert all(ax.get_ylabel().startswith("µs per") for ax in fig.axes) and fig.get_suptitle()
+    assert fig.legends and fig.axes[1].get_legend() is None, "the policies' legend is off the lines"
     fig = percentile_comparison(list(range(1, 4_001)), 16)
     figures.append(fig)
     assert "one in 16" in texts(fig) and "beyond" in texts(fig)
