@@ -17,7 +17,13 @@ from edumatcher.chapters.beyond_heaps.figures import (
     egress_figure,  # noqa: E402
     level_memory_figure,  # noqa: E402
 )
-from edumatcher.chapters.garbage_collection.figures import pause_curve, ramp_memory, tail_histograms, tail_timeline  # noqa: E402
+from edumatcher.chapters.garbage_collection.figures import (  # noqa: E402
+    binned_percentiles,
+    pause_curve,
+    ramp_memory,
+    tail_histograms,
+    tail_timeline,
+)
 from edumatcher.chapters.garbage_collection.gc_pauses import PauseRow  # noqa: E402
 from edumatcher.chapters.garbage_collection.gc_tail import TailRun  # noqa: E402
 from edumatcher.chapters.garbage_collection.opening_memory import RampProfile  # noqa: E402
@@ -104,6 +110,10 @@ def test_gc_figures(figures: list[Figure]) -> None:
     figures.append(fig)
     legends = " ".join(t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts())
     assert "full collection in a message (49 ms)" in legends and "freeze (30 ms)" in legends
+    assert "median (p50)" in legends and "p99" in legends and "slowest (max)" in legends, "percentiles, not a cloud"
+    centres, marks = binned_percentiles(default_run.intended_ns, default_run.response_ns, bins=5)
+    assert len(centres) == 5 and marks["max"][2] == 50_000_000, "the 50 ms message is the max of its span"
+    assert marks["p50"][0] == 20_000
     assert fig.axes[1].get_xlabel().startswith("intended send time") and "response time" in fig.axes[0].get_ylabel()
 
 
