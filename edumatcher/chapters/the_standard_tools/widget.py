@@ -23,6 +23,7 @@ from edumatcher.kit import Comparison, Measurement
 from edumatcher.kit.figure_control import FigureControl
 
 from .figures import flame_graph, tree_from_pstats
+from .micro import SPEED_UP_WORTH_NAMING
 from .tools import pstats_text
 
 __all__ = ["SORT_KEYS", "root_choices", "draw_profile_view", "profile_explorer",
@@ -106,8 +107,14 @@ class Saving:
         return self.technique_first
 
     def clear(self) -> bool:
-        """True when the whole interval of the saving lies above zero: a saving this measurement can tell from none."""
-        return self.per_op_ns()[1] > 0
+        """True when the technique is faster beyond the course's "same" band, by the whole interval of its ratio.
+
+        The rule of ``micro.left_alone_verdict`` (``SPEED_UP_WORTH_NAMING``), so the
+        control draws a saving exactly where the chapter's verdict names one.
+        """
+        low, high = self.comparison.ci
+        band = 1 + SPEED_UP_WORTH_NAMING
+        return high < 1 / band if self.technique_first else low > band
 
     def per_op_ns(self) -> tuple[float, float, float]:
         """The saving per operation (ns) and its interval, from the ratio's interval: (saving, low, high). O(1).
@@ -126,9 +133,9 @@ class Saving:
 def savings_figure(message_ns: float, savings: Sequence[Saving], times: int) -> Figure:
     """Each saving as a share of one message (%, log) against how often a message runs it (log), the 1 % line across.
 
-    A line per technique whose saving is clear of zero (its interval shaded; the
-    ideas the notes left alone dashed); the others are left off the axes (the note
-    beside says so). The axis stops at 100 %: an operation run so often that it
+    A line per technique faster beyond the "same" band (``Saving.clear``; its
+    interval shaded, the ideas the notes left alone dashed); the others are left
+    off the axes (the note beside says so). The axis stops at 100 %: an operation run so often that it
     saves more than the message cost would make a dearer message. The vertical line
     marks ``times``; a dot marks where each line crosses 1 %. O(len(savings)).
     """
@@ -139,7 +146,7 @@ def savings_figure(message_ns: float, savings: Sequence[Saving], times: int) -> 
     lowest = WORTH_NAMING
     for i, s in enumerate(savings):
         ns, low, high = s.per_op_ns()
-        if low <= 0:
+        if not s.clear():
             continue
         colour = _PALETTE[i % len(_PALETTE)]
         share = [100 * ns * k / message_ns for k in ks]
@@ -182,7 +189,7 @@ def draw_savings(message_ns: float, savings: Sequence[Saving], times: int) -> tu
             values = (f"{ns:,.1f} ns", f"{share:,.2f} %" if share < 100 else "more than the whole message",
                       f"{math.ceil(WORTH_NAMING / 100 * message_ns / ns):,}")
         else:
-            values = ("not clear of zero", "none measured", "never")
+            values = (f"no speed-up beyond ±{SPEED_UP_WORTH_NAMING * 100:g} %", "none to read", "never")
         rows.append(f"<tr><td style='{cells.format('left')}'>{html.escape(s.label)}</td>"
                     + "".join(f"<td style='{cells.format('right')}'>{v}</td>" for v in values) + "</tr>")
     table = (f"<table style='font-size:12px;border-collapse:collapse'><tr>{head}</tr>{''.join(rows)}</table>"
