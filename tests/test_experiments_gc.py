@@ -8,7 +8,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from edumatcher.chapters.garbage_collection.figures import rush_timeline
 from edumatcher.chapters.garbage_collection.gc_pauses import (
     PauseRow,
     collection_pauses,
@@ -22,7 +21,8 @@ from edumatcher.chapters.garbage_collection.gc_pauses import (
     recorded_collections,
     refcount_and_cycle,
 )
-from edumatcher.chapters.garbage_collection.gc_tail import (
+from edumatcher.chapters.tail_latency.figures import rush_timeline
+from edumatcher.chapters.tail_latency.gc_tail import (
     DictResize,
     TailRun,
     compare_tails,
@@ -33,7 +33,7 @@ from edumatcher.chapters.garbage_collection.gc_tail import (
     tail_verdicts,
     usable_slots,
 )
-from edumatcher.chapters.garbage_collection.opening_memory import ramp_profile
+from edumatcher.chapters.tail_latency.opening_memory import ramp_profile
 from edumatcher.gc_policy import SAFETY_THRESHOLDS, startup_freeze_count, unfreeze_to
 from edumatcher.kit import Measurement, OpenLoopRun
 from edumatcher.metrics import GcMonitor
@@ -314,7 +314,7 @@ def test_rush_resizes_happen_exactly_at_two_thirds_of_the_table() -> None:
 
 
 def test_scheduled_source_ticks_idle_only_after_the_timeout_and_times_every_message() -> None:
-    from edumatcher.chapters.garbage_collection.gc_tail import ScheduledSource
+    from edumatcher.chapters.tail_latency.gc_tail import ScheduledSource
     from edumatcher.sinks import END
 
     monitor = GcMonitor()
@@ -332,7 +332,7 @@ def test_scheduled_source_ticks_idle_only_after_the_timeout_and_times_every_mess
 
 
 def test_fresh_tail_round_trips_and_the_lesson_is_worded_from_the_numbers() -> None:
-    from edumatcher.chapters.garbage_collection.gc_tail import fresh_tail, tail_lesson
+    from edumatcher.chapters.tail_latency.gc_tail import fresh_tail, tail_lesson
 
     d = TailRun.from_dict(fresh_tail(False, rush_orders=500, build_orders=300, rate=3_000.0))
     p = TailRun.from_dict(fresh_tail(True, rush_orders=500, build_orders=300, rate=3_000.0))

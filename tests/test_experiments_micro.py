@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from edumatcher.chapters.the_standard_tools import micro
+from edumatcher.chapters.the_last_nanoseconds import micro
 from edumatcher.chapters.the_standard_tools.tools import loop_loads
 from edumatcher.model import OrderStatus
 from edumatcher.workloads import standard, to_order

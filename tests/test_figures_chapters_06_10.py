@@ -17,16 +17,8 @@ from edumatcher.chapters.beyond_heaps.figures import (
     egress_figure,  # noqa: E402
     level_memory_figure,  # noqa: E402
 )
-from edumatcher.chapters.garbage_collection.figures import (  # noqa: E402
-    binned_percentiles,
-    pause_curve,
-    ramp_memory,
-    tail_histograms,
-    tail_timeline,
-)
+from edumatcher.chapters.garbage_collection.figures import pause_curve  # noqa: E402
 from edumatcher.chapters.garbage_collection.gc_pauses import PauseRow  # noqa: E402
-from edumatcher.chapters.garbage_collection.gc_tail import TailRun  # noqa: E402
-from edumatcher.chapters.garbage_collection.opening_memory import RampProfile  # noqa: E402
 from edumatcher.chapters.measuring_honestly.bimodal import BimodalResult, RunRecord  # noqa: E402
 from edumatcher.chapters.measuring_honestly.figures import before_after, runs_strip, single_vs_median_figure  # noqa: E402
 from edumatcher.chapters.measuring_honestly.pitfalls import SingleVsMedian  # noqa: E402
@@ -38,6 +30,9 @@ from edumatcher.chapters.off_the_message_path.figures import (  # noqa: E402
     snapshot_cost_figure,  # noqa: E402
 )
 from edumatcher.chapters.off_the_message_path.snapshots import PublicationCost, SnapshotCost  # noqa: E402
+from edumatcher.chapters.tail_latency.figures import binned_percentiles, ramp_memory, tail_histograms, tail_timeline  # noqa: E402
+from edumatcher.chapters.tail_latency.gc_tail import TailRun  # noqa: E402
+from edumatcher.chapters.tail_latency.opening_memory import RampProfile  # noqa: E402
 from edumatcher.chapters.the_java_question.figures import tracked_bars  # noqa: E402
 from edumatcher.chapters.the_java_question.pooling import TrackedRow  # noqa: E402
 from edumatcher.kit import Measurement, OpenLoopRun, compare  # noqa: E402

@@ -9,9 +9,9 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from edumatcher.chapters.garbage_collection.gc_tail import TailRun  # noqa: E402
-from edumatcher.chapters.garbage_collection.widget import percentile_explorer  # noqa: E402
-from edumatcher.chapters.the_standard_tools.widget import Saving, savings_explorer  # noqa: E402
+from edumatcher.chapters.tail_latency.gc_tail import TailRun  # noqa: E402
+from edumatcher.chapters.tail_latency.widget import percentile_explorer  # noqa: E402
+from edumatcher.chapters.the_last_nanoseconds.widget import Saving, savings_explorer  # noqa: E402
 from edumatcher.kit import Comparison, Measurement, OpenLoopRun  # noqa: E402
 
 

@@ -2,7 +2,6 @@
 the code behind the chapter, in one place.
 
 * ``figures``: Flame graphs and icicles drawn with matplotlib, from py-spy's folded stacks or from ``pstats``.
-* ``micro``: The Python engine notes, "interpreter-level micro-optimisations", as pairs of small functions to time.
 * ``out_of_process``: The two standard tools that measure from *another* process: pyperf and py-spy.
 * ``tools``: Readers for the standard tools' raw output: pstats, line_profiler, tracemalloc and dis.
 * ``widget``: Chapter 02's control: one cProfile, read three ways (sort key, rows, icicle root).

@@ -679,7 +679,7 @@ def isolated_tails(rush_orders: int = RUSH_ORDERS, build_orders: int = BUILD_ORD
     from edumatcher.kit import run_isolated
 
     return tuple(TailRun.from_dict(run_isolated(  # type: ignore[return-value]
-        "edumatcher.chapters.garbage_collection.gc_tail:fresh_tail",
+        "edumatcher.chapters.tail_latency.gc_tail:fresh_tail",
         {"use_policy": p, "rush_orders": rush_orders, "build_orders": build_orders, "rate": rate, "seed": seed},
         timeout=timeout)) for p in (False, True))
 

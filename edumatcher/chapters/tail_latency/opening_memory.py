@@ -21,10 +21,9 @@ import tracemalloc
 from dataclasses import dataclass
 
 from edumatcher.book import OrderBook
+from edumatcher.chapters.garbage_collection.gc_pauses import frozen
 from edumatcher.model import OrderRejected
 from edumatcher.workloads import CANCEL, CANCEL_OWNER, NEW, SYMBOL, opening_ramp, to_order
-
-from .gc_pauses import frozen
 
 __all__ = ["RampProfile", "ramp_profile"]
 
