@@ -32,7 +32,7 @@ orjson 3.11+ keeps its whole write buffer (4 KB and more from 3.13) while
 "bounded" at 10 MB can hold twenty times that. The engine's builders copy their
 output to its own size when the codec over-allocates
 (``edumatcher.messages.RIGHT_SIZED``), which makes the default count true again;
-chapter 10 measures both with ``tracemalloc``.
+chapter 12 measures both with ``tracemalloc``.
 
 Not thread-safe: one producer and one consumer in the same thread, as in the
 engine's run loop.

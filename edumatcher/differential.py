@@ -95,7 +95,7 @@ PRICE_DISTRIBUTIONS: dict[str, PriceDistribution] = {
     "ladder": PriceDistribution("ladder", 100, 109),
     "wide": PriceDistribution("wide", 1, 100_000),
 }
-"""The two distributions chapter 09 compares; pass a ``PriceDistribution`` to try others."""
+"""The two distributions chapter 03 compares; pass a ``PriceDistribution`` to try others."""
 
 
 @dataclass
@@ -395,7 +395,7 @@ def run_differential(
     classes themselves do). ``prices`` names a ``PRICE_DISTRIBUTIONS`` entry or is a
     ``PriceDistribution``. With ``stop_at_first`` (the default) the run ends at the first
     divergent seed; otherwise every seed runs and each reports its first divergence,
-    which is how chapter 09 counts how often a distribution catches a bug. ``maintain``
+    which is how chapter 03 counts how often a distribution catches a bug. ``maintain``
     is passed to ``generate_case``.
     O(seeds * ops_per_seed * n) for books of n live orders.
     """

@@ -46,7 +46,7 @@ the *baseline*: only frozen objects beyond it belong to someone, and
 again, leaving the count where it was found.
 
 Every action is logged (``GcPolicy.log``) with the policy clock's time and the
-pause it caused, for tests and for chapter 07's notebook.
+pause it caused, for tests and for chapter 10's notebook.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ much as it frees and seldom reaches it, while a runaway allocation (a cycle leak
 still gets collected. The price: when it is reached, as in the open's rush before
 the freeze, that one young collection walks all 50,000 young objects at once, so
 young collections become rarer *and* longer than at the default threshold
-(chapter 07 measures both)."""
+(chapter 10 measures both)."""
 
 FULL_COLLECT_EVERY_S = 300.0
 """Least time between two full collections run by idle ticks: frequent enough that

@@ -175,7 +175,7 @@ else:
         # orjson writes NaN and ±Infinity as null instead of refusing them. A null in the
         # output is rare on our wire (the builders never write one), so only then is the
         # object walked to tell a real None from a number that was not finite. The scan is
-        # not free next to orjson's own speed (chapter 04 times it), which is why builders
+        # not free next to orjson's own speed (chapter 06 times it), which is why builders
         # of messages without a float field skip it (Codec.dumps_without_floats).
         if b"null" in data:
             found = _non_finite_in(obj)
@@ -727,7 +727,7 @@ class Builders:
     their whole write buffer (4 KB and up from orjson 3.13, whatever the payload's
     length, and ``sys.getsizeof`` does not show it), so a queue of published frames
     would hold many times their size; the copy costs one ``b"".join`` per message
-    (``bench engine`` and chapter 10 measure both sides). ``self.right_size`` says
+    (``bench engine`` and chapter 12 measure both sides). ``self.right_size`` says
     what was decided.
     """
 
@@ -817,7 +817,7 @@ class TopicCache(dict):  # type: ignore[type-arg]
 
     The per-owner and per-symbol topics are looked up on every message; building
     them with an f-string and ``encode()`` each time costs more than this dict
-    lookup (chapter 04). At most ``limit`` keys are kept so a flood of distinct
+    lookup (chapter 06). At most ``limit`` keys are kept so a flood of distinct
     owners cannot grow it without bound; beyond that topics are built, not kept.
 
     >>> acks = TopicCache(b"order.ack.")

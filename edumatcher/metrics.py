@@ -7,7 +7,7 @@ here is a few integer operations on storage allocated once:
   plain ints, indexed with a mask. Ints are not tracked by the cyclic collector,
   so the ring is three tracked lists whatever it holds, and it never grows. Not
   zero work: a full collection visits each of their ``3 x size`` slots, a few
-  nanoseconds apiece (chapter 08 measures it), a fixed cost set by ``size``.
+  nanoseconds apiece (chapter 11 measures it), a fixed cost set by ``size``.
 * ``GcMonitor`` hangs a callback on ``gc.callbacks`` and records every
   collection (generation, duration) in a ring of the same kind, plus running
   totals. A message's share of collection time is the difference of
@@ -15,7 +15,7 @@ here is a few integer operations on storage allocated once:
 * ``EngineMetrics`` bundles both with the message count and per-owner counters,
   and turns them into figures only when ``summary()`` is asked for.
 
-The engine times one message in ``SAMPLE_EVERY`` (chapter 06): the test is
+The engine times one message in ``SAMPLE_EVERY`` (chapter 08): the test is
 ``not count & SAMPLE_MASK``, a mask instead of a modulo. The message count stays
 exact; only the timing is sampled.
 

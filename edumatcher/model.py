@@ -4,11 +4,11 @@ Enums are ``str, Enum`` so that a member *is* its wire string: ``Side.BUY == "BU
 and both JSON encoders write it as ``"BUY"``. Turning a wire string back into a
 member goes through a plain dict built once at import (``SIDE_BY_VALUE["BUY"]``),
 which is a hash lookup, instead of ``Side("BUY")``, which runs the enum machinery
-(chapter 03 measures the difference).
+(chapter 05 measures the difference).
 
 ``Order`` and ``Trade`` are slotted dataclasses: less memory per instance, cheaper
 construction, and a typo such as ``order.remaning_qty = 0`` raises instead of
-silently adding an attribute (chapter 02).
+silently adding an attribute (chapter 04).
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ class OrderRejected(Exception):
 def new_order_id() -> str:
     """Return a fresh 128-bit random order id as 32 hex characters.
 
-    Same entropy as ``str(uuid.uuid4())`` without building a UUID object (chapter 03).
+    Same entropy as ``str(uuid.uuid4())`` without building a UUID object (chapter 05).
     """
     return os.urandom(16).hex()
 
@@ -207,7 +207,7 @@ class Order:
         generated ``__init__``. ``cls(**d)`` matches each key against the parameter
         names by identity first and falls back to comparing strings when the key is
         not the interned name itself, which is the case for every key a JSON decoder
-        makes; that matching is most of its cost on wire data (chapter 03). Engine-set fields may be absent (a client's new order);
+        makes; that matching is most of its cost on wire data (chapter 05). Engine-set fields may be absent (a client's new order);
         ``remaining_qty`` then starts at ``qty``. Raises ``OrderRejected`` with
         ``MISSING_FIELD`` or ``UNKNOWN_ENUM``; other rules are checked by the book.
         """

@@ -83,7 +83,7 @@ def test_chapter_00_lists_every_chapter_with_a_link() -> None:
     linked = set(re.findall(r"\]\((\d\d_\w+\.ipynb)\)", text))
     on_disk = {p.name for p in (REPO / "course").glob("[0-9][0-9]_*.ipynb")}
     assert on_disk <= linked, f"chapter 00 does not link {sorted(on_disk - linked)}"
-    assert "11_the_standard_tools.ipynb" in linked
+    assert "02_the_standard_tools.ipynb" in linked
 
 
 def test_chapter_00_defines_the_order_terms_chapter_01_uses() -> None:

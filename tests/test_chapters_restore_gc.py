@@ -1,4 +1,4 @@
-"""Chapters 06-10 leave the interpreter's collector as they found it, run one after another in ONE kernel.
+"""Chapters 08-12 leave the interpreter's collector as they found it, run one after another in ONE kernel.
 
 Each chapter changes the collector on purpose (it freezes, raises thresholds,
 disables automatic collection, installs ``gc.callbacks`` hooks) and promises to
@@ -26,11 +26,11 @@ from nbclient import NotebookClient
 REPO = Path(__file__).resolve().parent.parent
 COURSE = REPO / "course"
 CHAPTERS = (
-    "06_off_the_message_path",
-    "07_garbage_collection",
-    "08_the_java_question",
-    "09_measuring_honestly",
-    "10_beyond_heaps",
+    "08_off_the_message_path",
+    "09_garbage_collection",
+    "11_the_java_question",
+    "03_measuring_honestly",
+    "12_beyond_heaps",
 )
 MARK = "EDUMATCHER-COLLECTOR-STATE "
 PROBE = (

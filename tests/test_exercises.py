@@ -7,7 +7,7 @@ source, execute in a fresh kernel, score), one worker and one kernel per noteboo
 All the notebooks this session selected are graded in one batch, two workers at a time, by the
 module-scoped ``graded`` fixture: pairing each exercise's blank copy with its solution, one exercise at
 a time, would leave a worker idle while the slower of each pair finishes. Running one exercise alone
-(``-k 02_exact_ticks``) grades only that one.
+(``-k 04_exact_ticks``) grades only that one.
 
 Beside the proof, cheap static tests hold every exercise to the authoring guide
 (``edumatcher/grading/__init__.py``): checks say why they failed, never time anything, and the

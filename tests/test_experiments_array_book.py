@@ -1,4 +1,4 @@
-"""TickColumns against a dict model, the access-cost and memory experiments of chapter 10."""
+"""TickColumns against a dict model, the access-cost and memory experiments of chapter 12."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def test_bad_input_raises_and_changes_nothing() -> None:
 
 
 def test_the_layout_is_not_the_exercise_answer() -> None:
-    """Chapter 10 prints this class; the graded exercise's level store (remove, best prices) must not be in it."""
+    """Chapter 12 prints this class; the graded exercise's level store (remove, best prices) must not be in it."""
     for name in ("remove", "best", "best_bid", "best_ask"):
         assert not hasattr(TickColumns, name), f"TickColumns.{name} would hand students exercise 10's answer"
 

@@ -1,4 +1,4 @@
-"""Chapter 09's bimodal benchmark: the trap in a fresh process, its verdicts, and the older in-process replay."""
+"""Chapter 03's bimodal benchmark: the trap in a fresh process, its verdicts, and the older in-process replay."""
 
 from __future__ import annotations
 

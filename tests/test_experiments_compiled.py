@@ -1,4 +1,4 @@
-"""Chapter 10's compile experiment: three forms of the sweep agree; the build degrades to a reason, never a crash."""
+"""Chapter 12's compile experiment: three forms of the sweep agree; the build degrades to a reason, never a crash."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 03 and 04 experiments: construction, builders, ids, codecs, topics and clocks."""
+"""Chapter 05 and 06 experiments: construction, builders, ids, codecs, topics and clocks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 09's differential-coverage experiment: the ladder catches the planted bug, the wide prices do not."""
+"""Chapter 03's differential-coverage experiment: the ladder catches the planted bug, the wide prices do not."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 09's environment table: reads only, one row per control, values never empty."""
+"""Chapter 03's environment table: reads only, one row per control, values never empty."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The chapter 10 frame-memory experiment: three ways of building the same frames, traced."""
+"""The chapter 12 frame-memory experiment: three ways of building the same frames, traced."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 07's experiments: what they show, and that each leaves the collector as it found it."""
+"""Chapter 09's experiments: what they show, and that each leaves the collector as it found it."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def test_pause_curve_draws_the_fit_in_its_legend() -> None:
 def test_freeze_effect_takes_the_book_out_of_the_scan() -> None:
     before, after, count = freeze_effect(2_000)
     assert count > 2_000 and "fresh process" in before.label
-    assert before.repeat == after.repeat and after.median >= 0  # which is faster is chapter 07's to show
+    assert before.repeat == after.repeat and after.median >= 0  # which is faster is chapter 09's to show
     here_before, here_after, here_count = freeze_effect(2_000, isolated=False)
     assert here_count > count  # this process tracks the test session's objects too
 

@@ -1,4 +1,4 @@
-"""Chapter 09's handoff experiment: every consumer hands over every payload; verdicts from known runs."""
+"""Chapter 03's handoff experiment: every consumer hands over every payload; verdicts from known runs."""
 
 from __future__ import annotations
 

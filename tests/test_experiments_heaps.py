@@ -1,4 +1,4 @@
-"""Chapter 05's experiments: deletion strategies, compaction, bare vs full book."""
+"""Chapter 07's experiments: deletion strategies, compaction, bare vs full book."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 05's compaction on a deep book: the flow, exact counts, the timed pass, per-operation times, verdicts."""
+"""Chapter 07's compaction on a deep book: the flow, exact counts, the timed pass, per-operation times, verdicts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 02: where a plain instance keeps its attributes, and memory counted by the Python engine notes' method."""
+"""Chapter 04: where a plain instance keeps its attributes, and memory counted by the Python engine notes' method."""
 
 from __future__ import annotations
 

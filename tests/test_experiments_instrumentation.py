@@ -1,4 +1,4 @@
-"""Chapter 06's instrumentation experiments: sampling, the modulo ring, and the loops that time messages."""
+"""Chapter 08's instrumentation experiments: sampling, the modulo ring, and the loops that time messages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 09's kept-frames experiment: sinks, the worker's figures, the verdicts (never a speed)."""
+"""Chapter 03's kept-frames experiment: sinks, the worker's figures, the verdicts (never a speed)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 03: keyword matching by identity, decoded against interned keys; the enum metaclass hook; ratio bars."""
+"""Chapter 05: keyword matching by identity, decoded against interned keys; the enum metaclass hook; ratio bars."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Python engine notes pairs (chapter 11): each pair computes the same thing, so only the technique differs."""
+"""The Python engine notes pairs (chapter 13): each pair computes the same thing, so only the technique differs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""pyperf and py-spy run from chapter 11: the command lines, the readers, and one real run of each."""
+"""pyperf and py-spy run from chapter 02: the command lines, the readers, and one real run of each."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 09's pitfalls: single runs against medians, a cold process, a CPU neighbour, the core count."""
+"""Chapter 03's pitfalls: single runs against medians, a cold process, a CPU neighbour, the core count."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 08's experiments: the pool, the hazard, address reuse and what the collector tracks."""
+"""Chapter 11's experiments: the pool, the hazard, address reuse and what the collector tracks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 02's experiments: exact prices, slots, frozen classes, and the side-by-side tables."""
+"""Chapter 04's experiments: exact prices, slots, frozen classes, and the side-by-side tables."""
 
 from __future__ import annotations
 

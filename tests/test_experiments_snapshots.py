@@ -1,4 +1,4 @@
-"""Chapter 06's snapshot experiments: the replayable stream, the counting sink, both publication policies."""
+"""Chapter 08's snapshot experiments: the replayable stream, the counting sink, both publication policies."""
 
 from __future__ import annotations
 

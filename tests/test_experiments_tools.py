@@ -1,4 +1,4 @@
-"""Readers for pstats, line_profiler, tracemalloc and dis output (chapter 11)."""
+"""Readers for pstats, line_profiler, tracemalloc and dis output (chapter 02)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 09's new figures: kept frames and the thread handoff draw what their labels say."""
+"""Chapter 03's new figures: kept frames and the thread handoff draw what their labels say."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures of chapters 00-05: each returns a Figure with the expected axes, and refuses empty input."""
+"""Figures of chapters 00-07: each returns a Figure with the expected axes, and refuses empty input."""
 
 from __future__ import annotations
 

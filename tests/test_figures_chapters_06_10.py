@@ -1,4 +1,4 @@
-"""Figures of chapters 06-10: each returns a Figure with the parts the chapter's text refers to."""
+"""Figures of chapters 08-12: each returns a Figure with the parts the chapter's text refers to."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 05's per-operation figure: every operation's time, the O(n) ones marked."""
+"""Chapter 07's per-operation figure: every operation's time, the O(n) ones marked."""
 
 from __future__ import annotations
 

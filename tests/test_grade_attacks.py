@@ -10,7 +10,7 @@ issue lists that had no test of their own.
   leaving alone those whose twin changes a value inside the hidden tests (which it cannot tell from
   its check): it then never passes a twin on any exercise, and earns the points of every check
   without such a twin. Before: 9/9 undetected on 01_edit_and_reprofile (every twin a contradiction), on
-  09_significance_test and on 08_stale_reference, 11/11 on 10_array_level_store, and points on every
+  03_significance_test and on 11_stale_reference, 11/11 on 12_array_level_store, and points on every
   other exercise. Every check now compares with two expected values inside its hidden tests, so each
   twin swaps them where the student cannot compare: the attacker earns 0 on every exercise, and
   ``exposed_points`` is 0 for each (authoring rule 6; tests/test_grade_decoys.py holds every check to it).
@@ -143,10 +143,10 @@ def exposed_points(path: Path, seeds: range = range(4)) -> tuple[float, float]:
 
 
 # Every exercise, by topic. Before, the selective attacker earned, undetected: 9/9 on 01_edit_and_reprofile,
-# 09_significance_test, 08_stale_reference and 11_folded_stacks, 11/11 on 10_array_level_store, 7/7 on
-# 07_frozen_cycles, 6/6 on 05_compaction_break_even, 3/5 on 01_next_one_percent, 4/7 on 02_exact_ticks, 8/10 on
-# 06_masked_ring, 5/7 on 02_slots_memory, 03_enum_table_builder, 05_lazy_cancel_heap and 07_gc_pause_freeze,
-# 6/8 on 04_cached_topics.
+# 03_significance_test, 11_stale_reference and 02_folded_stacks, 11/11 on 12_array_level_store, 7/7 on
+# 09_frozen_cycles, 6/6 on 07_compaction_break_even, 3/5 on 01_next_one_percent, 4/7 on 04_exact_ticks, 8/10 on
+# 08_masked_ring, 5/7 on 04_slots_memory, 05_enum_table_builder, 07_lazy_cancel_heap and 09_gc_pause_freeze,
+# 6/8 on 06_cached_topics.
 COVERED = tuple(path.stem.split("_", 1)[1] for path in sorted(REAL_SOURCES.glob("[0-9][0-9]_*.ipynb")))
 CASES = {
     # name: (exercise source, attack, (status, total) expected)

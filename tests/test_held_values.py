@@ -1,4 +1,4 @@
-"""Chapter 08's held-values experiment: the worker, the interval of a difference, the verdicts and the figure.
+"""Chapter 11's held-values experiment: the worker, the interval of a difference, the verdicts and the figure.
 
 No test asserts a speed: the structure of the result, the counts of tracked objects
 (exact, from ``gc``), and the verdict rules on synthetic samples with a known answer.

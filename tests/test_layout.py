@@ -194,7 +194,7 @@ def test_notebook_imports_resolve(path: Path) -> None:
 
 
 def topic(path: Path) -> str:
-    """``course/07_garbage_collection.ipynb`` -> ``garbage_collection``."""
+    """``course/09_garbage_collection.ipynb`` -> ``garbage_collection``."""
     return path.stem.split("_", 1)[1]
 
 

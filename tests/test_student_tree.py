@@ -127,7 +127,7 @@ def test_no_solution_or_hidden_test_anywhere_in_the_tree(tree: Path) -> None:
 
 def test_the_leak_scan_finds_a_planted_solution(tree: Path) -> None:
     # Without this, an empty result above could mean a scan that sees nothing.
-    planted = {Path("course/extra.ipynb"): (SOLUTIONS / "06_masked_ring.ipynb").read_text(encoding="utf-8"),
+    planted = {Path("course/extra.ipynb"): (SOLUTIONS / "08_masked_ring.ipynb").read_text(encoding="utf-8"),
                Path("tests/fixtures/x.py"): "\n".join(sorted(region_lines(SOLUTIONS))[:50])}
     assert leaks(planted, secret_lines())
 
@@ -238,8 +238,8 @@ def _solved_from_tree(tree: Path, name: str) -> nbformat.NotebookNode:
 
 @pytest.mark.slow
 def test_an_exercise_solved_in_the_tree_passes_under_nbval_with_the_trees_package(tree: Path, tmp_path: Path) -> None:
-    notebook = tmp_path / "02_exact_ticks.ipynb"
-    nbformat.write(_solved_from_tree(tree, "02_exact_ticks"), notebook)
+    notebook = tmp_path / "04_exact_ticks.ipynb"
+    nbformat.write(_solved_from_tree(tree, "04_exact_ticks"), notebook)
     env = {**os.environ, "PYTHONPATH": str(tree), "STUDENT_TREE": str(tree.resolve())}
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval-lax",
                           "--rootdir", str(tmp_path), "-o", "addopts=", str(notebook)],

@@ -34,7 +34,7 @@ from edumatcher.grading.supervise import grade_submissions
 
 FIXTURES = Path(__file__).parent / "fixtures" / "grading"
 TOY = FIXTURES / "solutions" / "ex_toy.ipynb"
-EXERCISES = ["02_exact_ticks", "02_slots_memory", "exact_ticks", "ex_toy"]
+EXERCISES = ["04_exact_ticks", "04_slots_memory", "exact_ticks", "ex_toy"]
 needs_symlinks = pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
 
 
@@ -55,23 +55,23 @@ def found(tmp_path: Path, *names: str, exercises: list[str] | None = EXERCISES) 
 # --- matching file names to exercises -------------------------------------------------------------
 
 @pytest.mark.parametrize(("file_name", "exercise", "how"), [
-    ("02_exact_ticks.ipynb", "02_exact_ticks", None),
-    ("02_Exact_Ticks.ipynb", "02_exact_ticks", ": case"),
-    ("02_exact_ticks (1).ipynb", "02_exact_ticks", ": copy suffix"),
-    ("02_Exact_Ticks (1).ipynb", "02_exact_ticks", ": case, copy suffix"),
-    ("02_exact_ticks-1.ipynb", "02_exact_ticks", ": copy suffix"),
-    ("02_exact_ticks copy.ipynb", "02_exact_ticks", ": copy suffix"),
-    ("02_exact_ticks - Copy (2).ipynb", "02_exact_ticks", ": copy suffix"),
-    ("02-exact-ticks.ipynb", "02_exact_ticks", ": spelling"),
-    ("annlee_12345_67890_02_exact_ticks.ipynb", "02_exact_ticks", "prefix 'annlee_12345_67890_'"),
-    ("annlee_LATE_12345_67890_02_exact_ticks-1.ipynb", "02_exact_ticks", "prefix 'annlee_LATE_12345_67890_', copy"),
-    ("LATE_02_exact_ticks.ipynb", "02_exact_ticks", "prefix 'LATE_'"),
-    ("Ann Lee_12345_assignsubmission_file_02_exact_ticks.ipynb", "02_exact_ticks",
+    ("04_exact_ticks.ipynb", "04_exact_ticks", None),
+    ("02_Exact_Ticks.ipynb", "04_exact_ticks", ": case"),
+    ("04_exact_ticks (1).ipynb", "04_exact_ticks", ": copy suffix"),
+    ("02_Exact_Ticks (1).ipynb", "04_exact_ticks", ": case, copy suffix"),
+    ("04_exact_ticks-1.ipynb", "04_exact_ticks", ": copy suffix"),
+    ("04_exact_ticks copy.ipynb", "04_exact_ticks", ": copy suffix"),
+    ("04_exact_ticks - Copy (2).ipynb", "04_exact_ticks", ": copy suffix"),
+    ("02-exact-ticks.ipynb", "04_exact_ticks", ": spelling"),
+    ("annlee_12345_67890_02_exact_ticks.ipynb", "04_exact_ticks", "prefix 'annlee_12345_67890_'"),
+    ("annlee_LATE_12345_67890_02_exact_ticks-1.ipynb", "04_exact_ticks", "prefix 'annlee_LATE_12345_67890_', copy"),
+    ("LATE_02_exact_ticks.ipynb", "04_exact_ticks", "prefix 'LATE_'"),
+    ("Ann Lee_12345_assignsubmission_file_02_exact_ticks.ipynb", "04_exact_ticks",
      "prefix 'Ann Lee_12345_assignsubmission_file_'"),
-    ("HW2_annlee_attempt_2026-11-30-12-00-00_02_exact_ticks.ipynb", "02_exact_ticks", "_attempt_2026-11-30"),
+    ("HW2_annlee_attempt_2026-11-30-12-00-00_02_exact_ticks.ipynb", "04_exact_ticks", "_attempt_2026-11-30"),
     ("annlee_123_exact_ticks.ipynb", "exact_ticks", "prefix 'annlee_123_'"),  # the longest name wins
-    ("02_exact_ticks.ipynb.txt", "02_exact_ticks", None),
-    ("02_exact_ticks.ipynb.json", "02_exact_ticks", None),
+    ("04_exact_ticks.ipynb.txt", "04_exact_ticks", None),
+    ("04_exact_ticks.ipynb.json", "04_exact_ticks", None),
 ])
 def test_file_names_match_their_exercise_and_say_how(tmp_path: Path, file_name: str, exercise: str,
                                                      how: str | None) -> None:
@@ -103,12 +103,12 @@ def test_without_exercises_the_exercise_is_the_stem(tmp_path: Path) -> None:
 
 
 def test_macos_zip_debris_and_hidden_folders_are_skipped(tmp_path: Path) -> None:
-    write(tmp_path / "submitted" / "ann" / "02_exact_ticks.ipynb")
+    write(tmp_path / "submitted" / "ann" / "04_exact_ticks.ipynb")
     junk = [write(tmp_path / "submitted" / "ann" / "._02_exact_ticks.ipynb"),
-            write(tmp_path / "submitted" / "__MACOSX" / "ann" / "02_exact_ticks.ipynb"),
-            write(tmp_path / "submitted" / "ann" / ".git" / "02_exact_ticks.ipynb")]
+            write(tmp_path / "submitted" / "__MACOSX" / "ann" / "04_exact_ticks.ipynb"),
+            write(tmp_path / "submitted" / "ann" / ".git" / "04_exact_ticks.ipynb")]
     submissions, skipped = discover_submissions([tmp_path / "submitted"], EXERCISES)
-    assert [(s.student, s.path.name, s.superseded) for s in submissions] == [("ann", "02_exact_ticks.ipynb", ())]
+    assert [(s.student, s.path.name, s.superseded) for s in submissions] == [("ann", "04_exact_ticks.ipynb", ())]
     assert junk[0] in skipped
 
 
@@ -116,26 +116,26 @@ def test_macos_zip_debris_and_hidden_folders_are_skipped(tmp_path: Path) -> None
 
 def test_the_newest_copy_is_graded_and_the_others_listed(tmp_path: Path) -> None:
     now = time.time()
-    old = write(tmp_path / "ann" / "02_exact_ticks.ipynb", mtime=now - 100)
+    old = write(tmp_path / "ann" / "04_exact_ticks.ipynb", mtime=now - 100)
     new = write(tmp_path / "ann" / "ps2" / "02_Exact_Ticks (1).ipynb", mtime=now - 10)
     mid = write(tmp_path / "ann" / "LATE_02_exact_ticks.ipynb.txt", mtime=now - 50)
     (sub,) = discover_submissions([tmp_path], EXERCISES)[0]
-    assert (sub.path, sub.exercise) == (new, "02_exact_ticks")
+    assert (sub.path, sub.exercise) == (new, "04_exact_ticks")
     assert sub.superseded == (mid, old)
-    assert "newest of 3 files, not graded: 'LATE_02_exact_ticks.ipynb.txt', '02_exact_ticks.ipynb'" in sub.note
+    assert "newest of 3 files, not graded: 'LATE_02_exact_ticks.ipynb.txt', '04_exact_ticks.ipynb'" in sub.note
 
 
 def test_equal_times_prefer_the_higher_copy_number(tmp_path: Path) -> None:
-    names = ["02_exact_ticks.ipynb", "02_exact_ticks (2).ipynb", "02_exact_ticks (1).ipynb"]
+    names = ["04_exact_ticks.ipynb", "04_exact_ticks (2).ipynb", "04_exact_ticks (1).ipynb"]
     for name in names:
         write(tmp_path / "ann" / name, mtime=1_700_000_000)
     (sub,) = discover_submissions([tmp_path], EXERCISES)[0]
-    assert sub.path.name == "02_exact_ticks (2).ipynb" and len(sub.superseded) == 2
+    assert sub.path.name == "04_exact_ticks (2).ipynb" and len(sub.superseded) == 2
 
 
 def test_copies_of_different_students_stay_apart(tmp_path: Path) -> None:
-    write(tmp_path / "ann" / "02_exact_ticks.ipynb")
-    write(tmp_path / "bo" / "02_exact_ticks (1).ipynb")
+    write(tmp_path / "ann" / "04_exact_ticks.ipynb")
+    write(tmp_path / "bo" / "04_exact_ticks (1).ipynb")
     submissions, _ = discover_submissions([tmp_path], EXERCISES)
     assert [(s.student, s.superseded) for s in submissions] == [("ann", ()), ("bo", ())]
 
@@ -143,7 +143,7 @@ def test_copies_of_different_students_stay_apart(tmp_path: Path) -> None:
 def test_a_flat_lms_download_keeps_one_student_per_prefix(tmp_path: Path) -> None:
     names = ["annlee_12345_67890_02_exact_ticks.ipynb", "annlee_late_12345_67999_02_exact_ticks-1.ipynb",
              "bocho_22222_67891_02_Exact_Ticks.ipynb", "Cy Diaz_333_assignsubmission_file_02_exact_ticks.ipynb",
-             "HW2_dee_attempt_2026-11-30-12-00-00_02_exact_ticks.ipynb", "02_exact_ticks.ipynb"]
+             "HW2_dee_attempt_2026-11-30-12-00-00_02_exact_ticks.ipynb", "04_exact_ticks.ipynb"]
     for age, name in enumerate(names):
         write(tmp_path / "downloads" / name, mtime=1_700_000_000 - age)
     submissions, _ = discover_submissions([tmp_path / "downloads"], EXERCISES)
@@ -172,13 +172,13 @@ def test_blackboard_usernames_with_underscores_stay_two_students(tmp_path: Path)
 
 @needs_symlinks
 def test_a_link_to_a_classmates_notebook_is_its_own_invalid_submission(tmp_path: Path) -> None:
-    bo = write(tmp_path / "bo" / "02_exact_ticks.ipynb", notebook_text(release_notebook(nbformat.read(TOY, 4))))
+    bo = write(tmp_path / "bo" / "04_exact_ticks.ipynb", notebook_text(release_notebook(nbformat.read(TOY, 4))))
     (tmp_path / "eve").mkdir()
-    (tmp_path / "eve" / "02_exact_ticks.ipynb").symlink_to(bo)
+    (tmp_path / "eve" / "04_exact_ticks.ipynb").symlink_to(bo)
     (tmp_path / "mal").symlink_to(tmp_path / "bo", target_is_directory=True)  # a whole folder linked
     submissions, _ = discover_submissions([tmp_path], EXERCISES)
     assert [(s.student, s.path) for s in submissions] == [
-        ("bo", bo), ("eve", tmp_path / "eve" / "02_exact_ticks.ipynb"), ("mal", tmp_path / "mal")]
+        ("bo", bo), ("eve", tmp_path / "eve" / "04_exact_ticks.ipynb"), ("mal", tmp_path / "mal")]
     assert "symbolic link" in submissions[1].note
     read_submission(bo)  # bo's own file reads fine
     for link in submissions[1:]:
@@ -188,12 +188,12 @@ def test_a_link_to_a_classmates_notebook_is_its_own_invalid_submission(tmp_path:
 
 @needs_symlinks
 def test_a_real_file_beats_a_link_and_a_named_link_is_followed(tmp_path: Path) -> None:
-    real = write(tmp_path / "ann" / "02_exact_ticks.ipynb", mtime=1_700_000_000)
-    (tmp_path / "ann" / "02_exact_ticks (1).ipynb").symlink_to(tmp_path / "elsewhere.ipynb")  # newer, dangling
+    real = write(tmp_path / "ann" / "04_exact_ticks.ipynb", mtime=1_700_000_000)
+    (tmp_path / "ann" / "04_exact_ticks (1).ipynb").symlink_to(tmp_path / "elsewhere.ipynb")  # newer, dangling
     (sub,) = discover_submissions([tmp_path], EXERCISES)[0]
-    assert sub.path == real and sub.superseded == (tmp_path / "ann" / "02_exact_ticks (1).ipynb",)
+    assert sub.path == real and sub.superseded == (tmp_path / "ann" / "04_exact_ticks (1).ipynb",)
     # A link the instructor names on the command line is theirs to follow.
-    target = write(tmp_path / "store" / "cy" / "02_exact_ticks.ipynb")
+    target = write(tmp_path / "store" / "cy" / "04_exact_ticks.ipynb")
     (tmp_path / "named.ipynb").symlink_to(target)
     (sub,) = discover_submissions([tmp_path / "named.ipynb"], EXERCISES)[0]
     assert (sub.path, sub.student) == (target, "cy")
@@ -217,7 +217,7 @@ def test_any_byte_sequence_names_a_distinct_printable_student(tmp_path: Path) ->
     raw = [b"ann\xff", b"ann\\xff", b"b\xc3\xb6", b"cy\x1b[31m", b"dee\nx"]
     for name in raw:
         os.makedirs(os.path.join(os.fsencode(tmp_path), name))
-        write(Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), name))) / "02_exact_ticks.ipynb")
+        write(Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), name))) / "04_exact_ticks.ipynb")
     students = [s.student for s in discover_submissions([tmp_path], EXERCISES)[0]]
     assert sorted(students) == sorted(["ann\\xff", "ann\\\\xff", "bö", "cy\\x1b[31m", "dee\\x0ax"])
     for student in students:
@@ -253,7 +253,7 @@ def output_laden(path: Path, megabytes: float, *, source: str = "x = 1") -> Path
 
 
 def test_saved_outputs_do_not_count_toward_the_limit(tmp_path: Path) -> None:
-    path = output_laden(tmp_path / "02_exact_ticks.ipynb", 25)
+    path = output_laden(tmp_path / "04_exact_ticks.ipynb", 25)
     assert path.stat().st_size > DEFAULT_MAX_NOTEBOOK_BYTES
     nb = read_submission(path)
     assert [c.source for c in nb.cells] == ["x = 1"] and "outputs" not in nb.cells[0] or not nb.cells[0].outputs

@@ -1,4 +1,4 @@
-"""Widgets of chapters 00-05: each draws a default on creation and redraws when a control changes."""
+"""Widgets of chapters 00-07: each draws a default on creation and redraws when a control changes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Widgets of chapters 06-10: each shows a sensible default when created and redraws when a control changes."""
+"""Widgets of chapters 08-12: each shows a sensible default when created and redraws when a control changes."""
 
 from __future__ import annotations
 

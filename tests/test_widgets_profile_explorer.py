@@ -1,4 +1,4 @@
-"""Chapter 11's profile explorer: a default view when created, and a redraw on every control."""
+"""Chapter 02's profile explorer: a default view when created, and a redraw on every control."""
 
 from __future__ import annotations
 

@@ -155,7 +155,7 @@ Commands
     python -m edumatcher release solutions/ exercises/ --check  # CI: exit 1 if out of date
     python -m edumatcher grade submitted/ --source solutions/ --out gradebook/ --jobs 2 \\
         --cell-timeout 60 --timeout 300 [--roster roster.csv] [--sandbox auto|bwrap|none]
-    python -m edumatcher grade submitted/ --out gradebook/ --regrade ann/02_exact_ticks
+    python -m edumatcher grade submitted/ --out gradebook/ --regrade ann/04_exact_ticks
     python -m edumatcher review gradebook/ [--import gradebook/review/manual_scores.csv]
     python -m edumatcher release --student-tree ../class-repo --binder-repo OWNER/REPO
 

@@ -73,7 +73,7 @@ def add_parsers(sub: Any) -> None:
             "OUT/assignment_totals.csv. " + _GRADE_WARNING
         ),
         epilog="Examples: python -m edumatcher grade submitted/ --source solutions/ --jobs 2 --roster roster.csv; "
-               "then, after a late hand-in: python -m edumatcher grade submitted/ --regrade ann/02_exact_ticks",
+               "then, after a late hand-in: python -m edumatcher grade submitted/ --regrade ann/04_exact_ticks",
     )
     grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="submitted notebook or folder of them")
     grade.add_argument("--source", default="solutions", help="folder of source notebooks (default solutions)")

@@ -136,7 +136,7 @@ def render_guide(root: str | Path = ".") -> str:
         "",
         "- **Students** know Python: functions, classes, dicts, lists, comprehensions and exceptions, "
         "and can run a Jupyter notebook. No prior profiling or performance work is assumed; "
-        "big-O notation helps from chapter 05 on.",
+        "big-O notation helps from chapter 07 on.",
         "- **Machines**: Python 3.10 or newer with `make` and `git` (`make lab`), or nothing but a browser "
         "(Binder: about one CPU and 1-2 GB of memory, sessions forgotten when idle).",
         "- **The instructor** grades on Linux with bubblewrap installed (`apt-get install bubblewrap`), from "

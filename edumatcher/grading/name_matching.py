@@ -3,7 +3,7 @@
 Tried in order, the first that finds a single exercise wins (``stem`` is the file name without
 ``.ipynb``, ``.ipynb.txt`` or ``.ipynb.json``):
 
-1. the exact stem (``02_exact_ticks``);
+1. the exact stem (``04_exact_ticks``);
 2. the stem up to case, Unicode normalisation and separators (``02_Exact_Ticks``, ``02-exact-ticks``);
 3. the same after removing copy marks (``name (1)``, ``name-1``, ``name copy``, ``name - Copy (2)``,
    ``name 2``, ``Copy of name``);
@@ -14,10 +14,10 @@ Tried in order, the first that finds a single exercise wins (``stem`` is the fil
 Two exercises equally good for one file (names differing only in case or separators) leave it
 unmatched, with a note naming both: guessing would grade the wrong notebook.
 
->>> match_exercise("02_Exact_Ticks (1)", ["02_exact_ticks", "02_slots_memory"]).describe("02_Exact_Ticks (1).ipynb")
-"matched '02_Exact_Ticks (1).ipynb' to 02_exact_ticks: case, copy suffix"
->>> match_exercise("LATE_annlee_1234_02_exact_ticks", ["02_exact_ticks", "exact_ticks"]).exercise
-'02_exact_ticks'
+>>> match_exercise("02_Exact_Ticks (1)", ["04_exact_ticks", "04_slots_memory"]).describe("02_Exact_Ticks (1).ipynb")
+"matched '02_Exact_Ticks (1).ipynb' to 04_exact_ticks: case, copy suffix"
+>>> match_exercise("LATE_annlee_1234_02_exact_ticks", ["04_exact_ticks", "exact_ticks"]).exercise
+'04_exact_ticks'
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def lms_student(stem: str, blackboard: dict[str, str] | None = None) -> str | No
     ('annlee', 'annlee')
     >>> lms_student("Ann Lee_12345_assignsubmission_file_02_exact_ticks")  # Moodle
     'Ann Lee'
-    >>> lms_student("HW 2_ann_lee_attempt_2026-11-30-12-00-00_02_exact_ticks"), lms_student("02_exact_ticks")
+    >>> lms_student("HW 2_ann_lee_attempt_2026-11-30-12-00-00_02_exact_ticks"), lms_student("04_exact_ticks")
     ('ann_lee', None)
 
     A Blackboard name is ``ASSIGNMENT_USERNAME_attempt_...`` and both parts may hold
@@ -192,7 +192,7 @@ def strip_copy_marks(stem: str) -> tuple[str, int]:
 
 
 def _key(text: str) -> str:
-    """Case, Unicode form and separator runs folded, so ``02-Exact Ticks`` and ``02_exact_ticks`` agree."""
+    """Case, Unicode form and separator runs folded, so ``02-Exact Ticks`` and ``04_exact_ticks`` agree."""
     folded = unicodedata.normalize("NFC", text).casefold()
     return _SEPARATORS.sub("_", folded).strip("_")
 

@@ -230,8 +230,8 @@ def _settle(items: list[_Found], exercises: Collection[str] | None) -> list[Subm
 def notebook_stem(file_name: str) -> str | None:
     """The name without its notebook suffix (``.ipynb``, ``.ipynb.txt``, ``.ipynb.json``, any case), or None.
 
-    >>> notebook_stem("02_exact_ticks.IPYNB.txt"), notebook_stem("notes.txt")
-    ('02_exact_ticks', None)
+    >>> notebook_stem("04_exact_ticks.IPYNB.txt"), notebook_stem("notes.txt")
+    ('04_exact_ticks', None)
     """
     lower = file_name.lower()
     for suffix in NOTEBOOK_SUFFIXES:

@@ -10,7 +10,7 @@ The instructor declares the assignments once, in ``assignments.toml`` at the rep
     [[assignment]]
     name = "a1"                                # grade --assignment a1; gradebook/a1/
     title = "Assignment 1"                     # the LMS gradebook column (Canvas: "Assignment 1 (12345)")
-    exercises = ["01_next_one_percent", "02_exact_ticks"]
+    exercises = ["01_next_one_percent", "04_exact_ticks"]
     due = "2026-10-02T23:59:00+02:00"          # ISO 8601 with its time zone
     points = 20                                # what it is worth in the LMS (default: its exercises' points)
     weight = 0.4                               # its share of the course total (default 1)

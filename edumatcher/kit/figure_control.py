@@ -15,7 +15,7 @@ socket for the cell's ``execute_reply``. jupyter_client sends through a raw
 (non-asyncio) shadow of the socket, and that send can consume the socket's
 edge-triggered wake-up, so a reply that arrives just then sits unread until the
 cell timeout expires, and the run then goes on as if nothing had happened
-(jupyter/nbclient#312; about 1 run in 20 for chapter 05's widget on a busy
+(jupyter/nbclient#312; about 1 run in 20 for chapter 07's widget on a busy
 2-CPU machine). With no capture there is nothing to imitate and nothing is sent.
 
 Where no kernel runs (GitHub, nbviewer, ``jupyter nbconvert``, an untrusted

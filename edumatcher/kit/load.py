@@ -1,4 +1,4 @@
-"""A CPU hog for chapter 09's "co-located load" demonstration.
+"""A CPU hog for chapter 03's "co-located load" demonstration.
 
 A single-threaded engine is only as fast as the core it gets. ``cpu_hog`` starts
 worker processes that spin on the CPU, so a notebook can measure the engine's

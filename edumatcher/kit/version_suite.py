@@ -98,7 +98,7 @@ PAYLOAD = {
     "tif": "GTC", "qty": 250, "price": "100.12", "owner": "ana", "smp": "NONE", "display_qty": 50,
     "ts": 1_764_000_000_123_456_789,
 }
-"""The 12-key order message chapter 04 encodes (``edumatcher.chapters.serialisation.serialisation.realistic_order_payload``)."""
+"""The 12-key order message chapter 06 encodes (``edumatcher.chapters.serialisation.serialisation.realistic_order_payload``)."""
 
 
 class Side(str, Enum):

@@ -5,8 +5,8 @@ the code behind the chapter, in one place.
 * ``compiled``: When to compile: one hot loop of a matching engine as Python, as NumPy, and compiled with Cython.
 * ``egress``: An egress queue under overload: bounded by entries against bounded by bytes.
 * ``figures``: the chapter's figures, each returning a matplotlib Figure.
-* ``frame_memory``: What published frames really occupy: ``len``, ``sys.getsizeof`` and ``tracemalloc`` compared (chapter 10).
-* ``widget``: Chapter 10's control: how big can a frame get, and what does each kind of bound then hold?
+* ``frame_memory``: What published frames really occupy: ``len``, ``sys.getsizeof`` and ``tracemalloc`` compared (chapter 12).
+* ``widget``: Chapter 12's control: how big can a frame get, and what does each kind of bound then hold?
 
 The chapter itself is ``course/NN_beyond_heaps.ipynb``; it imports the engine modules it teaches, ``edumatcher.kit``
 and this package.

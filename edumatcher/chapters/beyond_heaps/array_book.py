@@ -8,8 +8,8 @@ memory fixed by the configured price range rather than by the orders resting.
 the displayed quantity of every tick between ``low`` and ``high`` live in two
 parallel ``array.array('q')`` columns indexed by ``price - low``. It is the
 layout only (add a level, read the best levels by a scan): the level store built
-on it, best prices kept and removals checked, is chapter 10's graded exercise
-(``exercises/10_array_level_store.ipynb``) and is not written here.
+on it, best prices kept and removals checked, is chapter 12's graded exercise
+(``exercises/12_array_level_store.ipynb``) and is not written here.
 
 ``scalar_access_costs`` compares, in interleaved rounds, reading single elements
 from Python out of a ``list``, an ``array.array`` and a NumPy array, and the
@@ -46,7 +46,7 @@ class TickColumns:
     scanning from the best end of the range (the highest tick for bids, the
     lowest for asks), so it costs O(range) however few levels are occupied.
     What a book needs on top of it (both sides, the best price kept in O(1) as
-    levels empty, removals checked) is chapter 10's graded exercise, and is
+    levels empty, removals checked) is chapter 12's graded exercise, and is
     deliberately not here.
 
     Contract: prices are int ticks within ``[low, high]`` and ``qty`` is positive

@@ -3,14 +3,14 @@
 The loop is the *sweep*: an aggressive buy order for ``want`` lots walks the ask
 side's price levels from the best one outwards, taking what each level holds
 until it is filled. The levels are an array of resting quantity indexed by
-``price - low`` (the layout of chapter 10's array store), so the loop is the
+``price - low`` (the layout of chapter 12's array store), so the loop is the
 engine's matching walk with the per-order bookkeeping stripped away. It reads
 and never writes, so it can be timed again and again on the same book.
 
 Three forms return the same ``(filled, cost, scanned)``: lots filled, their cost
 in ticks x lots, and the levels the walk passed (its index distance from ``best``):
 
-* ``sweep_python``: the loop in Python (fastest over a ``list``, chapter 10);
+* ``sweep_python``: the loop in Python (fastest over a ``list``, chapter 12);
 * ``sweep_numpy``: no Python loop, ``numpy.cumsum`` + ``searchsorted`` over every
   level from ``best`` onwards, in C, but over the whole side whatever the order needs;
 * ``SWEEP_PYX`` built by ``build_sweep``: the Python loop with C types (Cython),

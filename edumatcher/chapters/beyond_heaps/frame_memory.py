@@ -1,4 +1,4 @@
-"""What published frames really occupy: ``len``, ``sys.getsizeof`` and ``tracemalloc`` compared (chapter 10).
+"""What published frames really occupy: ``len``, ``sys.getsizeof`` and ``tracemalloc`` compared (chapter 12).
 
 orjson (3.11 and later) returns a ``bytes`` that keeps its whole write buffer:
 4 KB and up from 3.13, whatever the payload's length. ``len`` and even

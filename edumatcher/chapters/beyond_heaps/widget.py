@@ -1,4 +1,4 @@
-"""Chapter 10's control: how big can a frame get, and what does each kind of bound then hold?"""
+"""Chapter 12's control: how big can a frame get, and what does each kind of bound then hold?"""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ MAX_PAYLOADS: tuple[int, ...] = (1_024, 4_096, 16_384, 65_536, 150_000)
 """Largest frame sizes offered (bytes); 150,000 is the Open Exchange write-up's "up to about 150 KB". At most about 80 MiB is held."""
 
 MAX_ENTRIES = 2_048
-"""The entry cap: chapter 10's scaled-down stand-in for the Open Exchange write-up's 262,144 entries (1/128 of it)."""
+"""The entry cap: chapter 12's scaled-down stand-in for the Open Exchange write-up's 262,144 entries (1/128 of it)."""
 
 
 def draw_egress(max_payload: int) -> tuple[object, ...]:

@@ -1,6 +1,6 @@
 """The cost of turning data into objects and back: ``from_dict``, enums, builders, ids.
 
-Everything here is paid once per message, at the full message rate. Chapter 03
+Everything here is paid once per message, at the full message rate. Chapter 05
 times each pair in its own cells, in one interleaved comparison per pair
 (``compare_interleaved``: rounds of A and B alternated, the ratio of medians with
 a 95 % confidence interval; see ``edumatcher.kit._compare``), "without the
@@ -11,7 +11,7 @@ need besides the timed statements:
   ``__init__`` (keyword dispatch), so the two differ only in that;
 * ``direct_writer``: a hand-written-style ``from_dict`` for any dataclass, and
   ``measure_synthetic_from_dict``, the comparison on a class of any field count
-  (chapter 03's slider), with keys as they come off the wire or interned;
+  (chapter 05's slider), with keys as they come off the wire or interned;
 * ``wire_dict``, ``interned_dict`` and ``keys_interned``: the same dictionary
   with decoded (not interned) or interned keys, and the test between them. The
   interpreter matches a keyword to a parameter name by identity first and falls

@@ -1,4 +1,4 @@
-"""Chapter 03's control: how many fields, which keys? ``S(**d)`` against ``__new__`` plus direct slot writes."""
+"""Chapter 05's control: how many fields, which keys? ``S(**d)`` against ``__new__`` plus direct slot writes."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ the code behind the chapter, in one place.
 * ``figures``: Plain against slotted instances: one class's memory, construction and read; memory against field count.
 * ``inline_values``: Where a plain instance keeps its attributes, and why its size jumps at about 30 fields.
 * ``slots``: What ``__slots__`` buys on this interpreter: memory, construction and attribute reads.
-* ``widget``: Chapter 02's control: how many fields? Memory, construction and reads, plain against slotted.
+* ``widget``: Chapter 04's control: how many fields? Memory, construction and reads, plain against slotted.
 
 The chapter itself is ``course/NN_data_representation.ipynb``; it imports the engine modules it teaches, ``edumatcher.kit``
 and this package.

@@ -11,7 +11,7 @@ and even then it points at the same values array. CPython 3.10 also shares keys
 A class's shared key table is capped: ``SHARED_KEYS_MAX_SIZE`` is 30 in CPython's
 ``Include/internal/pycore_dict.h`` (3.11 to 3.14). An instance whose attribute
 names do not fit gives up the shared table and gets an ordinary dictionary of
-its own, several times larger: that is the cliff in chapter 02's memory curve.
+its own, several times larger: that is the cliff in chapter 04's memory curve.
 Each new instance lowers the table's usable count by one while it has room
 (``Objects/dictobject.c``), so a dataclass, whose first instance assigns every
 field in ``__init__``, fits 29 names and its 30th is the first that does not

@@ -1,4 +1,4 @@
-"""Chapter 02's control: how many fields? Memory, construction and reads, plain against slotted."""
+"""Chapter 04's control: how many fields? Memory, construction and reads, plain against slotted."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ the code behind the chapter, in one place.
 * ``gc_pauses``: The cyclic collector, observed: what reference counting frees, what only a collection frees, and what a pause costs.
 * ``gc_tail``: Tail latency with the default collector and with ``GcPolicy``, as clients see it: a small ``bench gc``.
 * ``opening_memory``: Memory over an opening: why the freeze waits until the book has filled.
-* ``widget``: Chapter 07's control: choose how many resting orders to keep alive and see what a full collection costs.
+* ``widget``: Chapter 09's control: choose how many resting orders to keep alive and see what a full collection costs.
 
 The chapter itself is ``course/NN_garbage_collection.ipynb``; it imports the engine modules it teaches, ``edumatcher.kit``
 and this package.

@@ -1,6 +1,6 @@
 """The cyclic collector, observed: what reference counting frees, what only a collection frees, and what a pause costs.
 
-Chapter 07's experiments, each leaving the collector as it found it (thresholds,
+Chapter 09's experiments, each leaving the collector as it found it (thresholds,
 enabled flag, nothing left frozen):
 
 * ``refcount_and_cycle`` shows a plain object freed the moment its last
@@ -131,7 +131,7 @@ def tracked_objects() -> int:
 
 
 PAUSE_SIZES = (0, 25_000, 50_000, 100_000, 200_000)
-"""Chapter 07's book sizes: five points, a few seconds in all, about 150 MB at the largest (fits Binder)."""
+"""Chapter 09's book sizes: five points, a few seconds in all, about 150 MB at the largest (fits Binder)."""
 
 OBJECT_KINDS = ("book", "seed")
 """What ``collection_pauses`` keeps alive: resting orders in an ``OrderBook``, or the Python engine notes' plain objects."""

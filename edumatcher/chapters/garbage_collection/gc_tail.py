@@ -34,7 +34,7 @@ message); ``resize_verdict`` puts their service times beside the median. ``TailS
 apart, so a chapter can show its timed loop (the ``drive`` call) in a cell, and
 ``tail_verdicts`` words the conclusions from the numbers.
 
-Chapter 07 runs ``isolated_tails``: each contender in a fresh process
+Chapter 10 runs ``isolated_tails``: each contender in a fresh process
 (``fresh_tail`` via the kit's ``run_isolated``, so the freeze walks the engine's
 objects, not a notebook kernel's), the stream played through ``Engine.run``
 itself from a ``ScheduledSource`` that returns None (an idle tick) only after
@@ -71,7 +71,7 @@ STEADY_RATE = 5_000.0
 """Offered rate of the steady stream, messages per second (Poisson arrivals): a light load for this engine."""
 
 RUSH_ORDERS = 70_000
-"""Chapter 07's opening rush: enough resting orders that the net count of new tracked
+"""Chapter 10's opening rush: enough resting orders that the net count of new tracked
 objects passes ``GcPolicy``'s generation-0 threshold of 50,000 (about 1.03 tracked
 objects per resting order), so the rush shows what that threshold costs, and, with
 ``BUILD_ORDERS`` after it, that the default collector's first full collection

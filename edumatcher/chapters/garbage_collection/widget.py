@@ -1,4 +1,4 @@
-"""Chapter 07's control: choose how many resting orders to keep alive and see what a full collection costs."""
+"""Chapter 09's control: choose how many resting orders to keep alive and see what a full collection costs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 05's experiments: lazy against eager deletion, compaction factors, and what features cost.
+"""Chapter 07's experiments: lazy against eager deletion, compaction factors, and what features cost.
 
 * ``deletion_costs``: cancelling orders from a heap of ``n`` entries, three ways:
   the eager way (``list.remove`` then ``heapify``: O(n) per cancel), the lazy way

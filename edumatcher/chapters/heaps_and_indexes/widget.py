@@ -1,4 +1,4 @@
-"""Chapter 05's control: choose ``compact_factor`` and slack, watch the heaps of a cancel-heavy run."""
+"""Chapter 07's control: choose ``compact_factor`` and slack, watch the heaps of a cancel-heavy run."""
 
 from __future__ import annotations
 

@@ -230,7 +230,7 @@ def bimodal_trap(*, retained: int = 800_000, frames: int = 70_000, samples: int 
 
 
 def trap_verdicts(trap: TrapRun, control: TrapRun) -> list[str]:
-    """The ``verdict:`` lines chapter 09 prints, each worded from the data of the two runs.
+    """The ``verdict:`` lines chapter 03 prints, each worded from the data of the two runs.
 
     They rest on the collections counted inside each run, not on the shape of
     the timings alone, so one disturbed run cannot change their wording.
@@ -299,7 +299,7 @@ CONFIGS: tuple[RunConfig, ...] = (
     RunConfig("DiscardingSink, collector on", DiscardingSink, False, True),
     RunConfig("DiscardingSink, collector off", DiscardingSink, False, False),
 )
-"""The configurations chapter 09 compares, the trap first."""
+"""The configurations chapter 03 compares, the trap first."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The Python engine notes end with a decision procedure for every micro-optimisation; this
 module states our version of it as data (``CHECKLIST``: questions that lead to
 other questions or to an outcome) and ``ChecklistWalk`` walks it one answer at a
-time, remembering the path so it can go back. Chapter 09's widget drives a walk;
+time, remembering the path so it can go back. Chapter 03's widget drives a walk;
 ``checklist_rows`` lays the whole flow out as a numbered table.
 
 >>> walk = ChecklistWalk()

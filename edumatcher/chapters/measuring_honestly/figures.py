@@ -1,4 +1,4 @@
-"""Run-to-run pictures for chapter 09: the bimodal trap run by run, every run of every configuration, a before/after pair.
+"""Run-to-run pictures for chapter 03: the bimodal trap run by run, every run of every configuration, a before/after pair.
 
 * ``trap_runs``: the trap's runs in order, CPU time of each as a bar split into
   the benchmark's own work and the collections inside the run (red when a full

@@ -1,4 +1,4 @@
-"""Chapter 09's control: walk the checklist before touching a hot path, one yes/no answer at a time."""
+"""Chapter 03's control: walk the checklist before touching a hot path, one yes/no answer at a time."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The run loop as a picture: the message path in one colour, the work done between messages in another.
 
-Chapter 06 opens with this diagram. It is drawn from ``LOOP_BOXES`` and
+Chapter 08 opens with this diagram. It is drawn from ``LOOP_BOXES`` and
 ``LOOP_ARROWS`` (plain data, so the test can check that every arrow joins two
 boxes that exist) with matplotlib patches: no image is fetched from anywhere.
 

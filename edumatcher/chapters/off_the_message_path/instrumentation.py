@@ -1,6 +1,6 @@
 """What measuring the engine costs the engine: sampled timing, and whether a sample can be trusted.
 
-Chapter 06 asks two questions about instrumentation on the message path:
+Chapter 08 asks two questions about instrumentation on the message path:
 
 * **Timing every message, or one in sixteen?** ``timing_costs`` runs the same
   payloads through loops shaped like ``Engine.run``'s (``timed_loop``) and compares,

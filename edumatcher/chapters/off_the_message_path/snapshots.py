@@ -5,7 +5,7 @@ reads the level index and sorts its prices (``OrderBook.depth``), so its cost
 grows with the number of price levels the book holds. Publishing one after every
 change multiplies that cost by the message rate; publishing at most one per
 ``Engine.snapshot_interval_ns`` turns it into a cost per interval, whatever the
-rate. Chapter 06 measures both on books of growing size.
+rate. Chapter 08 measures both on books of growing size.
 
 To time the same work many times, the stream must not change the book. A
 *replayable* stream (``trade_pairs``) is a list of pairs: a passive order at the

@@ -1,4 +1,4 @@
-"""Chapter 06's control: how rarely can the run loop time a message and still get the percentiles right?"""
+"""Chapter 08's control: how rarely can the run loop time a message and still get the percentiles right?"""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Every order crosses the process boundary as JSON and causes one or more
 published frames, so the codec is paid several times per message. This module
 compares the two codecs of ``edumatcher.messages`` on a realistic payload, the
 topic cache against building a topic each time, and puts the codec's saving per
-order beside the micro-optimisations of chapters 02 and 03. Every pair is timed
+order beside the micro-optimisations of chapters 04 and 05. Every pair is timed
 interleaved (``edumatcher.kit._compare.compare_interleaved``) and judged from the
 confidence interval of its ratio.
 
@@ -298,7 +298,7 @@ def macro_and_micro_savings(payloads: Sequence[bytes], *, budget: float = 3.0, t
     Each saving is scaled by how often ``Engine.handle`` used the technique per message
     on ``payloads`` (``engine_uses``, counted, not assumed): the codec's encode once per
     frame and its decode once per message; from_dict, the enum tables (five fields) and
-    a slotted class (the 18-field stand-in of chapter 02) once per new order; a topic
+    a slotted class (the 18-field stand-in of chapter 04) once per new order; a topic
     lookup once per frame with an owner's topic.
 
     One round samples all twelve statements once each (each pair in an order

@@ -1,4 +1,4 @@
-"""Chapter 04's control: how big is the message? json against orjson as the payload grows."""
+"""Chapter 06's control: how big is the message? json against orjson as the payload grows."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ Picture for the Java question: what the collector tracks.
 creation and after a collection (log axis: 1 and n side by side). What each adds
 to a full collection's pause is drawn by ``figures.held_values``.
 
-Picture for chapter 08: what each way of holding n values adds to every full collection.
+Picture for chapter 11: what each way of holding n values adds to every full collection.
 
 ``added_pause_figure`` draws one row per holding: the pause it adds (median with it
 minus median without, a dot) and the 95 % interval of that difference (a line), on a

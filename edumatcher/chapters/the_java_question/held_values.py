@@ -122,7 +122,7 @@ def added_pause_worker(jobs: Sequence[Sequence[Any]], collections: int = COLLECT
             raise ValueError(f"unknown holding {name!r}; choose one of {list(HOLDINGS)}")
     read_ns, clock_name = clock()
     rows = []
-    # Freeze the worker's own heap (its modules, functions, classes: chapter 07's gc.freeze) so that
+    # Freeze the worker's own heap (its modules, functions, classes: chapter 09's gc.freeze) so that
     # every collection timed here walks only what a row adds: a collection's work is the sum of the
     # work per tracked container, and without the heap in it the baseline is tens of microseconds,
     # so a busy machine's jitter on it cannot pass for a holding's cost.

@@ -1,4 +1,4 @@
-"""Chapter 08's control: how you hold n values decides what every full collection pays for them."""
+"""Chapter 11's control: how you hold n values decides what every full collection pays for them."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Each pair is *what the technique avoids* and *what it does*, written so that the
 difference is the technique and nothing else, and so that one call does enough
 of it (a loop of reads, a batch of fills) to stand well above the timer's and the
-call's own cost. Chapter 11 times each pair with ``compare_interleaved`` and shows
+call's own cost. Chapter 13 times each pair with ``compare_interleaved`` and shows
 the bytecode with ``dis``.
 
 * §7.1 ``attribute_reads`` / ``local_reads``: four slotted attributes read on
@@ -233,7 +233,7 @@ LEFT_ALONE: tuple[LeftAlone, ...] = (
     LeftAlone(
         "Pooling Order objects",
         "See §10",
-        "measured in chapter 08 (pooling against allocation, and the stale-reference hazard)"),
+        "measured in chapter 11 (pooling against allocation, and the stale-reference hazard)"),
 )
 """the Python engine notes' rows (reasons quoted: Python engine notes, CPython 3.14), each with this engine's nearest analogue."""
 

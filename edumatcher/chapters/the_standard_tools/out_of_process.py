@@ -48,7 +48,7 @@ ENGINE_SETUP = (
     "payloads = encode_workload(steady_state(3_000, seed=1, depth=500))[:500]; "
     "tick = lambda: 1"
 )
-"""pyperf's ``-s`` for the chapter's benchmark: the first 500 wire payloads of chapter 11's seeded steady-state
+"""pyperf's ``-s`` for the chapter's benchmark: the first 500 wire payloads of chapter 02's seeded steady-state
 flow, the pass its ``timeit`` section times (``one_pass``), so the figures can be set side by side.
 
 Only the engine and the workloads are imported (not the course's measuring modules,
@@ -306,7 +306,7 @@ def drive_engine(seconds: float) -> int:
     from edumatcher.engine import Engine  # not message_path: its measuring imports would slow the start
     from edumatcher.workloads import SYMBOL, encode_workload, steady_state
 
-    # chapter 11's workload (its cProfile section profiles the same 3,000 payloads), so the two pictures compare
+    # chapter 02's workload (its cProfile section profiles the same 3,000 payloads), so the two pictures compare
     payloads = encode_workload(steady_state(3_000, seed=1, depth=500))
     print("ready", flush=True)
     passes = 0

@@ -1,6 +1,6 @@
 """Readers for the standard tools' raw output: pstats, line_profiler, tracemalloc and dis.
 
-Chapter 11 runs each tool on the engine in plain sight (the tool's own API, in the
+Chapter 02 runs each tool on the engine in plain sight (the tool's own API, in the
 cell); these helpers only turn what the tool returns into a short table, or pick
 out the one fact a cell prints:
 

@@ -1,4 +1,4 @@
-"""Chapter 11's control: one cProfile, read three ways (sort key, rows, icicle root)."""
+"""Chapter 02's control: one cProfile, read three ways (sort key, rows, icicle root)."""
 
 from __future__ import annotations
 
