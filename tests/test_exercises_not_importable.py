@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from toy_submissions import REAL_SOURCES, real_exercise
+from toy_submissions import REAL_SOURCES, SANDBOX, real_exercise
 
 from edumatcher.grading import SubmissionResult, grade_submissions, load_exercise, notebook_text
 from edumatcher.grading.notebook_cells import grade_id
@@ -187,8 +187,14 @@ class LazyAsks:
 ''',
     },
     "masked_ring": {
-        "a_nearest_rank": '''
+        # The engine's percentile rule, inverted a whole percent at a time.
+        "a_share_within": '''
 from edumatcher.metrics import nearest_rank
+
+
+def share_within(sorted_values, limit):
+    within = [p for p in range(101) if nearest_rank(sorted_values, p) <= limit]
+    return within[-1] / 100 if within else 0.0
 ''',
         "a_masked_ring": '''
 from edumatcher.metrics import LatencyRing
@@ -213,8 +219,8 @@ class MaskedRing:
     def values(self):
         return self._ring.durations()
 
-    def percentile(self, p):
-        return self._ring.percentile(p)
+    def share_within(self, limit):
+        return share_within(sorted(self._ring.durations()), limit)
 ''',
     },
     "frozen_cycles": {
@@ -413,7 +419,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SubmissionResu
         path.write_text(_submission(topic), encoding="utf-8")
         submissions.append(Submission(path, "package", source.stem))
     results = grade_submissions(submissions, exercises, jobs=JOBS, cell_timeout=CELL_TIMEOUT,
-                                timeout=NOTEBOOK_TIMEOUT)
+                                timeout=NOTEBOOK_TIMEOUT, sandbox=SANDBOX)
     return {_topic(Path(result.exercise + ".ipynb")): result for result in results}
 
 
