@@ -136,15 +136,14 @@ def choose_codec():
 ''',
     },
     "compaction_break_even": {
-        # The chapter's own watcher: replay prepared operations, reading the heaps after each one.
+        # Chapter 07's own count: the stream watched on a book per factor, peaks read after every operation.
         "a_peaks": '''
-from edumatcher.chapters.heaps_and_indexes.heaps import _CountingBook, _track
+from edumatcher.chapters.heaps_and_indexes.heaps import compaction_counts
 
 
-def peaks(ops, factor, slack=COMPACT_SLACK):
-    book = _CountingBook(SYMBOL, compact_factor=factor, compact_slack=slack)
-    peak_entries, peak_live, _rebuilds = _track(book, prepare(ops))
-    return peak_entries, peak_live
+def watch(ops, factor, slack=COMPACT_SLACK):
+    counted = compaction_counts([factor], [], ops, slack=slack)[0]
+    return counted.peak_entries, counted.peak_live
 ''',
     },
     "lazy_cancel_heap": {
