@@ -58,16 +58,21 @@ def test_ratio_bars_colour_by_outcome_and_legend_only_what_is_drawn() -> None:
     same = compare(_m(1e-6, "x"), _m(1e-6, "y"))
     fig = ratio_bars([slower, same], title="t")
     fig.canvas.draw()
-    ax = fig.axes[0]
-    assert ax.get_xlim()[0] == 0  # a linear axis from zero: bar length is the ratio
-    assert ax.get_xscale() == "linear"
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["x\n/ y", "slow\n/ fast"]  # first pair at the top
+    times, ax = fig.axes
+    assert ax.get_xscale() == "log" and ax.get_xlim()[0] < 1 < ax.get_xlim()[1]  # bars start at 1 on a log axis
+    assert [t.get_text() for t in times.get_yticklabels()] == ["x\nvs y", "slow\nvs fast"]  # first pair at the top
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert "1x" in ticks and "2x" in ticks, "ratio ticks are written as multiples"
+    assert "2.00 → 1.00 µs" in [t.get_text() for t in times.texts], "both forms' absolute times are shown"
+    assert times.get_xlabel().startswith("median time per operation (µs")
     colours = [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches[:2]]  # the bars, before the band
     assert colours == [UNDECIDED_COLOUR, FASTER_B_COLOUR]
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend[0] == "second form (b) is cheaper" and "same, or undetermined" in legend
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[:2] == ["first form (a)", "second form (b)"]
+    assert legend[2] == "second form (b) is cheaper" and "same, or undetermined" in legend
     assert not any("dearer" in text for text in legend)  # SLOWER_B_COLOUR is not drawn, so not listed
     assert SLOWER_B_COLOUR != FASTER_B_COLOUR
+    assert fig.get_suptitle() == "t"
     with pytest.raises(ValueError):
         ratio_bars([])
 

@@ -66,7 +66,9 @@ def test_gap_direction_is_judged_from_the_intervals_not_the_points() -> None:
 
     assert gap_direction([cost(3.0, 0.01), cost(14.0, 0.01)]).startswith("verdict: the gap between the policies widens")
     assert "narrows" in gap_direction([cost(14.0, 0.01), cost(3.0, 0.01)])
-    assert "no change in the gap detectable" in gap_direction([cost(3.0, 0.5), cost(3.3, 0.5)])
+    assert "a figure, not a verdict" in gap_direction([cost(3.0, 0.5), cost(3.3, 0.5)])
+    near = gap_direction([cost(5.4, 0.01), cost(5.6, 0.01)])  # intervals apart, but inside the band: not judged
+    assert not near.startswith("verdict:") and "a figure, not a verdict" in near
     with pytest.raises(ValueError):
         gap_direction([cost(3.0, 0.01)])
 

@@ -17,15 +17,19 @@ def _kf(mode: str, ms: float, kept: int, per_frame: int) -> KeptFrames:
     return KeptFrames(mode, "3.x", 2_000, [ms / 1e3] * 5, [0] * 5, [kept * per_frame // 5] * 5, [kept // 5] * 5, 117.0)
 
 
-def test_kept_frames_figure_draws_memory_bars_only_for_sinks_that_kept() -> None:
-    fig = kept_frames_figure({"discard": _kf("discard", 10, 0, 0), "keep": _kf("keep", 18, 100, 4096),
-                              "keep copies": _kf("keep copies", 11, 100, 150)})
+def test_kept_frames_figure_one_dot_per_run_for_time_and_page_faults() -> None:
+    fig = kept_frames_figure({"discard": _kf("discard", 10, 0, 0), "keep": _kf("keep", 18, 100, 4096)})
     left, right = fig.axes
-    scatters = [c for c in left.collections if isinstance(c, PathCollection)]
-    assert len(scatters) == 3 and all(len(c.get_offsets()) == 5 for c in scatters), "one dot per run, per sink"
-    heights = sorted(p.get_height() for p in right.patches)
-    assert heights == [150, 4096], "bars for the two keeping sinks only"
-    assert "117 bytes" in right.get_legend().get_texts()[0].get_text()
+    for ax in (left, right):
+        scatters = [c for c in ax.collections if isinstance(c, PathCollection)]
+        assert len(scatters) == 2 and all(len(c.get_offsets()) == 5 for c in scatters), "one dot per run, per sink"
+    assert "page faults" in right.get_ylabel() and "ms" in left.get_ylabel()
+
+
+def test_kept_frames_figure_says_when_page_faults_are_not_counted() -> None:
+    none = KeptFrames("keep", "3.x", 2_000, [0.01] * 5, [-1] * 5, [0] * 5, [20] * 5, 117.0)
+    fig = kept_frames_figure({"discard": none, "keep": none})
+    assert "not counted" in fig.axes[1].texts[0].get_text()
 
 
 def test_handoff_figure_one_bar_per_kind_and_setting_on_log_axes() -> None:

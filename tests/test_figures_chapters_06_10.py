@@ -17,7 +17,13 @@ from edumatcher.chapters.beyond_heaps.figures import (
     egress_figure,  # noqa: E402
     level_memory_figure,  # noqa: E402
 )
-from edumatcher.chapters.garbage_collection.figures import pause_curve, ramp_memory, tail_histograms, tail_timeline  # noqa: E402
+from edumatcher.chapters.garbage_collection.figures import (  # noqa: E402
+    binned_percentiles,
+    pause_curve,
+    ramp_memory,
+    tail_histograms,
+    tail_timeline,
+)
 from edumatcher.chapters.garbage_collection.gc_pauses import PauseRow  # noqa: E402
 from edumatcher.chapters.garbage_collection.gc_tail import TailRun  # noqa: E402
 from edumatcher.chapters.garbage_collection.opening_memory import RampProfile  # noqa: E402
@@ -70,6 +76,9 @@ def test_snapshot_and_sampling_figures(figures: list[Figure]) -> None:
     fig = snapshot_cost_figure(snaps, pubs)
     figures.append(fig)
     assert len(fig.axes) == 2 and "Building one snapshot" in texts(fig)
+    assert all(ax.get_ylim()[0] == 0 for ax in fig.axes), "both axes start at 0: a tenth looks like a tenth"
+    assert all(ax.get_ylabel().startswith("µs per") for ax in fig.axes) and fig.get_suptitle()
+    assert fig.legends and fig.axes[1].get_legend() is None, "the policies' legend is off the lines"
     fig = percentile_comparison(list(range(1, 4_001)), 16)
     figures.append(fig)
     assert "one in 16" in texts(fig) and "beyond" in texts(fig)
@@ -101,6 +110,10 @@ def test_gc_figures(figures: list[Figure]) -> None:
     figures.append(fig)
     legends = " ".join(t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts())
     assert "full collection in a message (49 ms)" in legends and "freeze (30 ms)" in legends
+    assert "median (p50)" in legends and "p99" in legends and "slowest (max)" in legends, "percentiles, not a cloud"
+    centres, marks = binned_percentiles(default_run.intended_ns, default_run.response_ns, bins=5)
+    assert len(centres) == 5 and marks["max"][2] == 50_000_000, "the 50 ms message is the max of its span"
+    assert marks["p50"][0] == 20_000
     assert fig.axes[1].get_xlabel().startswith("intended send time") and "response time" in fig.axes[0].get_ylabel()
 
 
@@ -108,6 +121,7 @@ def test_pooling_figures(figures: list[Figure]) -> None:
     fig = tracked_bars([TrackedRow("ints", 100, 1, 1), TrackedRow("objects", 100, 101, 101)])
     figures.append(fig)
     assert "101" in texts(fig)
+    assert "holding 100 values" in fig.axes[0].get_title(), "the figure has a title naming what is held"
 
 
 def test_runs_figures(figures: list[Figure]) -> None:
@@ -133,6 +147,8 @@ def test_memory_and_queue_figures(figures: list[Figure]) -> None:
                               [level_memory(10_000, 50, spread=10_000), level_memory(10_000, 500, spread=10_000)])
     figures.append(fig)
     assert len(fig.axes) == 2
+    assert all(ax.get_ylabel().startswith("KiB held") for ax in fig.axes), "both panels say what their y axis is"
+    assert fig.get_suptitle() and fig.legends, "a title over both panels, one legend off the lines"
     fig = egress_figure(simulate(ticks=30, max_payload=4_096, max_entries=100, max_bytes=100_000))
     figures.append(fig)
     legend = " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())

@@ -17,6 +17,8 @@ from edumatcher.chapters.the_standard_tools.figures import (  # noqa: E402
     FlameNode,
     flame_graph,
     frame_label,
+    function_of,
+    module_of,
     tree_from_folded,
     tree_from_pstats,
 )
@@ -104,3 +106,27 @@ def test_flame_graph_draws_one_box_per_visible_node(icicle: bool) -> None:
 def test_flame_graph_refuses_an_empty_tree() -> None:
     with pytest.raises(ValueError):
         flame_graph(FlameNode("all"))
+
+
+def test_flame_graph_colours_by_module_with_a_legend_and_elides_labels_that_do_not_fit() -> None:
+    lines = ["run (x/main.py:1);OrderBook.submit (e/book.py:10);OrderBook._match_against_the_resting_side (e/book.py:90) 3",
+             "run (x/main.py:1);Engine.handle (e/engine.py:5) 96",
+             "run (x/main.py:1);OrderBook.a_rather_long_function_name_that_cannot_fit (e/book.py:50) 1"]
+    fig = flame_graph(tree_from_folded(lines, label=frame_label), icicle=False)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    boxes = [p for p in ax.patches if isinstance(p, Rectangle)]
+    by_x = {round(b.get_x(), 4): b.get_facecolor() for b in boxes if b.get_y() == 1}  # the level under run
+    assert len(set(by_x.values())) == 2, "book.py and engine.py boxes differ in colour"
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[0] == "engine.py" and {"book.py", "main.py"} <= set(legend), "the legend names the modules, widest first"
+    labels = [t.get_text() for t in ax.texts]
+    assert "Engine.handle" in labels, "a box's label is its function; the colour names its file"
+    assert not any("a_rather_long_function_name" in text and not text.endswith("…") for text in labels), \
+        "a label too long for its box is elided with an ellipsis or left out"
+    assert ax.get_ylabel() and ax.get_xlabel().startswith("share of")
+
+
+def test_module_and_function_of_a_box_name() -> None:
+    assert module_of("OrderBook.submit (book.py:419)") == "book.py" and function_of("f (generated)") == "f"
+    assert module_of("<built-in method builtins.len>") == "built-in (C)"

@@ -56,19 +56,19 @@ def found(tmp_path: Path, *names: str, exercises: list[str] | None = EXERCISES) 
 
 @pytest.mark.parametrize(("file_name", "exercise", "how"), [
     ("04_exact_ticks.ipynb", "04_exact_ticks", None),
-    ("02_Exact_Ticks.ipynb", "04_exact_ticks", ": case"),
+    ("04_Exact_Ticks.ipynb", "04_exact_ticks", ": case"),
     ("04_exact_ticks (1).ipynb", "04_exact_ticks", ": copy suffix"),
-    ("02_Exact_Ticks (1).ipynb", "04_exact_ticks", ": case, copy suffix"),
+    ("04_Exact_Ticks (1).ipynb", "04_exact_ticks", ": case, copy suffix"),
     ("04_exact_ticks-1.ipynb", "04_exact_ticks", ": copy suffix"),
     ("04_exact_ticks copy.ipynb", "04_exact_ticks", ": copy suffix"),
     ("04_exact_ticks - Copy (2).ipynb", "04_exact_ticks", ": copy suffix"),
-    ("02-exact-ticks.ipynb", "04_exact_ticks", ": spelling"),
-    ("annlee_12345_67890_02_exact_ticks.ipynb", "04_exact_ticks", "prefix 'annlee_12345_67890_'"),
-    ("annlee_LATE_12345_67890_02_exact_ticks-1.ipynb", "04_exact_ticks", "prefix 'annlee_LATE_12345_67890_', copy"),
-    ("LATE_02_exact_ticks.ipynb", "04_exact_ticks", "prefix 'LATE_'"),
-    ("Ann Lee_12345_assignsubmission_file_02_exact_ticks.ipynb", "04_exact_ticks",
+    ("04-exact-ticks.ipynb", "04_exact_ticks", ": spelling"),
+    ("annlee_12345_67890_04_exact_ticks.ipynb", "04_exact_ticks", "prefix 'annlee_12345_67890_'"),
+    ("annlee_LATE_12345_67890_04_exact_ticks-1.ipynb", "04_exact_ticks", "prefix 'annlee_LATE_12345_67890_', copy"),
+    ("LATE_04_exact_ticks.ipynb", "04_exact_ticks", "prefix 'LATE_'"),
+    ("Ann Lee_12345_assignsubmission_file_04_exact_ticks.ipynb", "04_exact_ticks",
      "prefix 'Ann Lee_12345_assignsubmission_file_'"),
-    ("HW2_annlee_attempt_2026-11-30-12-00-00_02_exact_ticks.ipynb", "04_exact_ticks", "_attempt_2026-11-30"),
+    ("HW2_annlee_attempt_2026-11-30-12-00-00_04_exact_ticks.ipynb", "04_exact_ticks", "_attempt_2026-11-30"),
     ("annlee_123_exact_ticks.ipynb", "exact_ticks", "prefix 'annlee_123_'"),  # the longest name wins
     ("04_exact_ticks.ipynb.txt", "04_exact_ticks", None),
     ("04_exact_ticks.ipynb.json", "04_exact_ticks", None),
@@ -86,8 +86,8 @@ def test_file_names_match_their_exercise_and_say_how(tmp_path: Path, file_name: 
 def test_an_unmatched_file_still_gets_a_submission(tmp_path: Path) -> None:
     (sub,) = found(tmp_path, "my_homework.ipynb")
     assert (sub.exercise, sub.note) == ("my_homework", "")
-    (sub,) = found(tmp_path / "b", "ticks_02_exact.ipynb")  # words reordered: not guessed
-    assert sub.exercise == "ticks_02_exact"
+    (sub,) = found(tmp_path / "b", "ticks_04_exact.ipynb")  # words reordered: not guessed
+    assert sub.exercise == "ticks_04_exact"
 
 
 def test_ambiguous_names_are_left_unknown_with_the_candidates() -> None:
@@ -98,13 +98,13 @@ def test_ambiguous_names_are_left_unknown_with_the_candidates() -> None:
 
 
 def test_without_exercises_the_exercise_is_the_stem(tmp_path: Path) -> None:
-    subs_found = found(tmp_path, "02_Exact_Ticks.ipynb", "notes.ipynb.txt", exercises=None)
-    assert [(s.exercise, s.note) for s in subs_found] == [("02_Exact_Ticks", ""), ("notes", "")]
+    subs_found = found(tmp_path, "04_Exact_Ticks.ipynb", "notes.ipynb.txt", exercises=None)
+    assert [(s.exercise, s.note) for s in subs_found] == [("04_Exact_Ticks", ""), ("notes", "")]
 
 
 def test_macos_zip_debris_and_hidden_folders_are_skipped(tmp_path: Path) -> None:
     write(tmp_path / "submitted" / "ann" / "04_exact_ticks.ipynb")
-    junk = [write(tmp_path / "submitted" / "ann" / "._02_exact_ticks.ipynb"),
+    junk = [write(tmp_path / "submitted" / "ann" / "._04_exact_ticks.ipynb"),
             write(tmp_path / "submitted" / "__MACOSX" / "ann" / "04_exact_ticks.ipynb"),
             write(tmp_path / "submitted" / "ann" / ".git" / "04_exact_ticks.ipynb")]
     submissions, skipped = discover_submissions([tmp_path / "submitted"], EXERCISES)
@@ -117,12 +117,12 @@ def test_macos_zip_debris_and_hidden_folders_are_skipped(tmp_path: Path) -> None
 def test_the_newest_copy_is_graded_and_the_others_listed(tmp_path: Path) -> None:
     now = time.time()
     old = write(tmp_path / "ann" / "04_exact_ticks.ipynb", mtime=now - 100)
-    new = write(tmp_path / "ann" / "ps2" / "02_Exact_Ticks (1).ipynb", mtime=now - 10)
-    mid = write(tmp_path / "ann" / "LATE_02_exact_ticks.ipynb.txt", mtime=now - 50)
+    new = write(tmp_path / "ann" / "ps2" / "04_Exact_Ticks (1).ipynb", mtime=now - 10)
+    mid = write(tmp_path / "ann" / "LATE_04_exact_ticks.ipynb.txt", mtime=now - 50)
     (sub,) = discover_submissions([tmp_path], EXERCISES)[0]
     assert (sub.path, sub.exercise) == (new, "04_exact_ticks")
     assert sub.superseded == (mid, old)
-    assert "newest of 3 files, not graded: 'LATE_02_exact_ticks.ipynb.txt', '04_exact_ticks.ipynb'" in sub.note
+    assert "newest of 3 files, not graded: 'LATE_04_exact_ticks.ipynb.txt', '04_exact_ticks.ipynb'" in sub.note
 
 
 def test_equal_times_prefer_the_higher_copy_number(tmp_path: Path) -> None:
@@ -141,9 +141,9 @@ def test_copies_of_different_students_stay_apart(tmp_path: Path) -> None:
 
 
 def test_a_flat_lms_download_keeps_one_student_per_prefix(tmp_path: Path) -> None:
-    names = ["annlee_12345_67890_02_exact_ticks.ipynb", "annlee_late_12345_67999_02_exact_ticks-1.ipynb",
-             "bocho_22222_67891_02_Exact_Ticks.ipynb", "Cy Diaz_333_assignsubmission_file_02_exact_ticks.ipynb",
-             "HW2_dee_attempt_2026-11-30-12-00-00_02_exact_ticks.ipynb", "04_exact_ticks.ipynb"]
+    names = ["annlee_12345_67890_04_exact_ticks.ipynb", "annlee_late_12345_67999_04_exact_ticks-1.ipynb",
+             "bocho_22222_67891_04_Exact_Ticks.ipynb", "Cy Diaz_333_assignsubmission_file_04_exact_ticks.ipynb",
+             "HW2_dee_attempt_2026-11-30-12-00-00_04_exact_ticks.ipynb", "04_exact_ticks.ipynb"]
     for age, name in enumerate(names):
         write(tmp_path / "downloads" / name, mtime=1_700_000_000 - age)
     submissions, _ = discover_submissions([tmp_path / "downloads"], EXERCISES)
@@ -158,9 +158,9 @@ def test_a_flat_lms_download_keeps_one_student_per_prefix(tmp_path: Path) -> Non
 def test_blackboard_usernames_with_underscores_stay_two_students(tmp_path: Path) -> None:
     # Taking the last word before "_attempt" made ann_lee and bob_lee one student "lee": one grade went
     # to the other, the other file listed as superseded.
-    names = ["HW_2_ann_lee_attempt_2026-11-30-12-00-00_02_exact_ticks.ipynb",
-             "HW_2_bob_lee_attempt_2026-11-30-12-05-00_02_exact_ticks.ipynb",
-             "HW_2_cy_attempt_2026-11-30-12-09-00_02_exact_ticks (1).ipynb"]
+    names = ["HW_2_ann_lee_attempt_2026-11-30-12-00-00_04_exact_ticks.ipynb",
+             "HW_2_bob_lee_attempt_2026-11-30-12-05-00_04_exact_ticks.ipynb",
+             "HW_2_cy_attempt_2026-11-30-12-09-00_04_exact_ticks (1).ipynb"]
     for name in names:
         write(tmp_path / "downloads" / name)
     submissions, _ = discover_submissions([tmp_path / "downloads"], EXERCISES)

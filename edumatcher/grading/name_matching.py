@@ -4,7 +4,7 @@ Tried in order, the first that finds a single exercise wins (``stem`` is the fil
 ``.ipynb``, ``.ipynb.txt`` or ``.ipynb.json``):
 
 1. the exact stem (``04_exact_ticks``);
-2. the stem up to case, Unicode normalisation and separators (``02_Exact_Ticks``, ``02-exact-ticks``);
+2. the stem up to case, Unicode normalisation and separators (``04_Exact_Ticks``, ``04-exact-ticks``);
 3. the same after removing copy marks (``name (1)``, ``name-1``, ``name copy``, ``name - Copy (2)``,
    ``name 2``, ``Copy of name``);
 4. the longest exercise name that ends the stem after a separator: the prefixes LMS exports add
@@ -14,9 +14,9 @@ Tried in order, the first that finds a single exercise wins (``stem`` is the fil
 Two exercises equally good for one file (names differing only in case or separators) leave it
 unmatched, with a note naming both: guessing would grade the wrong notebook.
 
->>> match_exercise("02_Exact_Ticks (1)", ["04_exact_ticks", "04_slots_memory"]).describe("02_Exact_Ticks (1).ipynb")
-"matched '02_Exact_Ticks (1).ipynb' to 04_exact_ticks: case, copy suffix"
->>> match_exercise("LATE_annlee_1234_02_exact_ticks", ["04_exact_ticks", "exact_ticks"]).exercise
+>>> match_exercise("04_Exact_Ticks (1)", ["04_exact_ticks", "04_slots_memory"]).describe("04_Exact_Ticks (1).ipynb")
+"matched '04_Exact_Ticks (1).ipynb' to 04_exact_ticks: case, copy suffix"
+>>> match_exercise("LATE_annlee_1234_04_exact_ticks", ["04_exact_ticks", "exact_ticks"]).exercise
 '04_exact_ticks'
 """
 
@@ -95,11 +95,11 @@ def lms_student(stem: str, blackboard: dict[str, str] | None = None) -> str | No
 
     A flat download puts the whole class in one folder, so the prefix is the only identity:
 
-    >>> lms_student("annlee_late_12345_67890_02_exact_ticks"), lms_student("LATE_annlee_1_2_x")  # Canvas
+    >>> lms_student("annlee_late_12345_67890_04_exact_ticks"), lms_student("LATE_annlee_1_2_x")  # Canvas
     ('annlee', 'annlee')
-    >>> lms_student("Ann Lee_12345_assignsubmission_file_02_exact_ticks")  # Moodle
+    >>> lms_student("Ann Lee_12345_assignsubmission_file_04_exact_ticks")  # Moodle
     'Ann Lee'
-    >>> lms_student("HW 2_ann_lee_attempt_2026-11-30-12-00-00_02_exact_ticks"), lms_student("04_exact_ticks")
+    >>> lms_student("HW 2_ann_lee_attempt_2026-11-30-12-00-00_04_exact_ticks"), lms_student("04_exact_ticks")
     ('ann_lee', None)
 
     A Blackboard name is ``ASSIGNMENT_USERNAME_attempt_...`` and both parts may hold
@@ -130,7 +130,7 @@ _BLACKBOARD = re.compile(r"^(?P<head>.+?)_attempt_\d{4}(?:-\d\d){5}(?:_|$)")
 def blackboard_head(stem: str) -> str | None:
     """``ASSIGNMENT_USERNAME`` of a Blackboard download's file name, or None.
 
-    >>> blackboard_head("HW2_ann_lee_attempt_2026-11-30-12-00-00_02_exact_ticks"), blackboard_head("x_1_2_y")
+    >>> blackboard_head("HW2_ann_lee_attempt_2026-11-30-12-00-00_04_exact_ticks"), blackboard_head("x_1_2_y")
     ('HW2_ann_lee', None)
     """
     found = _BLACKBOARD.match(stem)

@@ -6,7 +6,7 @@ notebook found inside a folder argument, it is the first folder below that argum
 ``ann``); for a notebook directly inside the folder argument, or a file named on the command line,
 it is the name of the folder holding it (``grade submitted/ann`` gives ``ann``), except that a file
 directly inside a folder argument whose name carries an LMS prefix (a flat Canvas, Moodle or
-Blackboard download: ``annlee_12345_67890_02_exact_ticks.ipynb``) belongs to the student that prefix
+Blackboard download: ``annlee_12345_67890_04_exact_ticks.ipynb``) belongs to the student that prefix
 names (``annlee``); see ``name_matching.lms_student``. Folder names are
 any bytes: ``Submission.student`` is a printable form of them (see ``printable_name``), and
 ``student_folder_name`` turns it into a distinct, file-system-safe folder name for outputs.

@@ -15,9 +15,10 @@ Three shapes the chapters on representation, construction and serialisation need
   with its confidence interval written beside the b bar. On a logarithmic axis a
   bar has no zero to start from, so its length would mean nothing: there each
   median is a dot with its whisker instead;
-* ``ratio_bars``: one bar per ``Comparison``, its ratio a/b on a linear axis that
-  starts at 0, with the 95 % confidence interval as the whisker and a line at 1,
-  for pairs whose absolute costs differ by orders of magnitude;
+* ``ratio_bars``: one row per ``Comparison`` in two panels: both forms' times per
+  operation (log axis), and the ratio a/b as a bar from 1 on a log axis with its
+  95 % confidence interval, for pairs whose absolute costs and ratios differ by
+  orders of magnitude;
 * ``saving_bars``: one bar per technique, the time it saves per order, so a
   macro saving and a handful of micro ones can be compared at a glance.
 
@@ -46,8 +47,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from ..metrics import nearest_rank
 from ..model import Order, Side
@@ -149,42 +152,85 @@ def cost_bars(
     return fig
 
 
-def ratio_bars(comparisons: Sequence[Comparison], *, title: str = "") -> Figure:
-    """One horizontal bar per comparison: its ratio a/b (linear axis from 0), whisker the 95 % CI, first at the top.
+def _three_figures(v: float) -> str:
+    """A positive number with about three significant figures and no exponent: 1,075, 530, 63.7, 12.6, 1.52."""
+    return f"{v:,.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
 
-    Each bar is labelled "a / b" with both forms' labels, and its ratio and interval
-    are written beside it. A line at 1 marks equal cost, and the comparison's
-    "same" band around it is shaded. The colour is the comparison's outcome (b
-    cheaper, b dearer, or no difference shown), and the legend names exactly the
-    colours drawn.
+
+def _ratio_ticks(ax: Axes, low: float, high: float) -> None:
+    """A log ratio axis from ``low`` to ``high`` with ticks at 1, 2, 5 times powers of ten, written "2x"."""
+    ax.set_xscale("log")
+    ax.set_xlim(low, high)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+
+
+def ratio_bars(comparisons: Sequence[Comparison], *, title: str = "") -> Figure:
+    """Each pair in two panels sharing its row: both forms' times per operation, and the ratio of the first to the second.
+
+    Left: each form's median time per operation on a log axis, the first form (a)
+    a hollow circle and the second (b) a filled one, joined by a line, both times
+    written at the end of the row. Right: the ratio a/b as a bar from 1 on a log
+    axis (ticks 1x, 2x, 5x, 10x, ...), so a 2x pair and a 20x pair both read, the
+    95 % confidence interval as the whisker, the "same" band shaded around 1. The
+    bar's colour is the comparison's outcome (b cheaper, b dearer, or no difference
+    shown); the legend, under the panels, names exactly the colours drawn. First
+    pair at the top.
     """
     if not comparisons:
         raise ValueError("ratio_bars needs at least one comparison")
     items = list(reversed(comparisons))
-    ratios = [c.ratio for c in items]
-    low = [c.ratio - c.ci[0] for c in items]
-    high = [c.ci[1] - c.ratio for c in items]
+    ys = list(range(len(items)))
     by_outcome = {"slower": FASTER_B_COLOUR, "faster": SLOWER_B_COLOUR}  # outcome words describe a against b
     colours = [by_outcome.get(c.outcome, UNDECIDED_COLOUR) for c in items]
-    fig = Figure(figsize=(8.5, 0.55 * len(items) + 1.5), layout="constrained")
-    ax = fig.add_subplot()
-    ax.barh([f"{c.a.label}\n/ {c.b.label}" for c in items], ratios, xerr=[low, high], color=colours, alpha=0.85,
-            capsize=3, error_kw={"elinewidth": 1, "ecolor": "#37474f"})
+    fig = Figure(figsize=(11, 0.5 * len(items) + 2.0), layout="constrained")
+    times, ratios = fig.subplots(1, 2, sharey=True, width_ratios=(1, 1))
+
+    per_op = [(c.a.per_op, c.b.per_op) for c in items]
+    everything = [t for pair in per_op for t in pair]
+    scale, unit = time_unit(min(everything))
+    for y, (a, b) in zip(ys, per_op, strict=True):
+        times.plot([a * scale, b * scale], [y, y], color="#b0bec5", linewidth=2, zorder=1)
+        times.annotate(f"{_three_figures(a * scale)} → {_three_figures(b * scale)} {unit}", xy=(max(a, b) * scale, y), xytext=(7, 0),
+                       textcoords="offset points", va="center", fontsize=8)
+    times.scatter([a * scale for a, _ in per_op], ys, s=36, facecolor="white", edgecolor="#37474f", linewidth=1.3,
+                  zorder=3, label="first form (a)")
+    times.scatter([b * scale for _, b in per_op], ys, s=36, color="#37474f", zorder=3, label="second form (b)")
+    times.set_xscale("log")
+    times.set_xlim(min(everything) * scale / 1.6, max(everything) * scale * 14)  # room for the times written
+    times.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    times.set_yticks(ys, [f"{c.a.label}\nvs {c.b.label}" for c in items])
+    times.tick_params(axis="y", labelsize=8)
+    times.set_xlabel(f"median time per operation ({unit}, log scale)")
+    times.set_title("Each form's time", fontsize=10)
+    times.grid(True, axis="x", which="major", alpha=0.3)
+
+    lows = [c.ratio - c.ci[0] for c in items]
+    highs = [c.ci[1] - c.ratio for c in items]
+    ratios.barh(ys, [c.ratio - 1 for c in items], left=1, height=0.6, color=colours, alpha=0.85, xerr=[lows, highs],
+                capsize=3, error_kw={"elinewidth": 1, "ecolor": "#37474f"})
     band = items[0].negligible
-    ax.axvspan(1 / (1 + band), 1 + band, color="#cfd8dc", alpha=0.6, zorder=0)
-    ax.axvline(1, color="#37474f", linewidth=0.8)
+    ratios.axvspan(1 / (1 + band), 1 + band, color="#cfd8dc", alpha=0.6, zorder=0)
+    ratios.axvline(1, color="#37474f", linewidth=0.8)
     for y, c in enumerate(items):
-        ax.annotate(f"{c.ratio:.2f}x ({c.ci_text})", xy=(c.ci[1], y), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize=8)
-    ax.set_xlim(0, max(c.ci[1] for c in items) * 1.35)
+        ratios.annotate(f"{c.ratio:.2f}x ({c.ci_text})", xy=(max(c.ci[1], 1.0), y), xytext=(4, 0),
+                        textcoords="offset points", va="center", fontsize=8)
+    low = min(min(c.ci[0] for c in items), 1 / (1 + band)) / 1.3
+    high = max(max(c.ci[1] for c in items), 1 + band) * 6  # room for the ratio written beside the bar
+    _ratio_ticks(ratios, low, high)
+    ratios.set_xlabel("first form's time ÷ second's (log scale; whisker: 95 % CI)")
+    ratios.set_title("The ratio: first form's time ÷ second's", fontsize=10)
+    ratios.grid(True, axis="x", which="major", alpha=0.3)
+
     shown = dict.fromkeys(reversed(colours))  # legend in reading order, top pair first
     meaning = {FASTER_B_COLOUR: "second form (b) is cheaper", SLOWER_B_COLOUR: "second form (b) is dearer",
                UNDECIDED_COLOUR: "same, or undetermined"}
-    ax.legend(handles=[Patch(color=c, label=meaning[c]) for c in shown]
-              + [Patch(color="#cfd8dc", label=f"'same' band (±{band * 100:.0f} %)")], fontsize=8, loc="lower right")
-    ax.set_xlabel("ratio of medians a / b (how many times b's time a takes); whisker: 95 % confidence interval")
-    ax.tick_params(axis="y", labelsize=8)
-    ax.set_title(title)
+    handles = (times.get_legend_handles_labels()[0] + [Patch(color=c, label=meaning[c]) for c in shown]
+               + [Patch(color="#cfd8dc", label=f"'same' band (±{band * 100:.0f} %)")])
+    fig.legend(handles=handles, fontsize=8, loc="outside lower center", ncols=len(handles), frameon=False)
+    fig.suptitle(title or "Pairs of forms: what each form costs, and the first's time as a multiple of the second's",
+                 fontsize=11)
     return fig
 
 

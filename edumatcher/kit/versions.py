@@ -47,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -66,8 +67,9 @@ if TYPE_CHECKING:
 __all__ = [
     "MIN_VERSION", "SUITE", "QUOTED_SOURCE", "FigureSpec", "SPECS", "Found", "Skipped", "Discovery", "Candidate",
     "candidates", "discover", "probe", "parse_py_launcher", "SuiteRun", "run_one", "run_all", "Report",
-    "analyse", "ratio_of", "render_table", "changes", "CHANGE_FACTOR", "to_json", "add_parser", "QUICK_BUDGET", "DEFAULT_BUDGET",
-    "RATIO_KEYS", "QUOTED_COLOUR", "ratio_bars",
+    "analyse", "ratio_of", "render_table", "TABLE_WIDTH", "QUOTED_HEADER", "skipped_summary", "changes",
+    "CHANGE_FACTOR", "to_json", "add_parser", "QUICK_BUDGET", "DEFAULT_BUDGET",
+    "RATIO_KEYS", "QUOTED_COLOUR", "ratio_bars", "LOG_ABOVE",
 ]
 
 MIN_VERSION = (3, 10)
@@ -144,9 +146,9 @@ SPECS: tuple[FigureSpec, ...] = (
     FigureSpec("gc_freeze", "gc: full collect / after gc.freeze()",
                "gc.freeze() takes the live objects out of a full collection",
                ("24.6 ms (200 000 obj.)", "0.000 ms"), None, True, "07"),
-    FigureSpec("gc_young", "gc: generation-0 pause at the default threshold",
-               "a young collection is short; full ones are long", ("~0.25 ms (engine, 3.14.8)",), None, False, "07"),
-    FigureSpec("bare_book", "BareBook throughput, standard workload", "", (), None, False, "05"),
+    FigureSpec("gc_young", "gc: young pause (default)",
+               "a young collection is short; full ones are long", ("~0.25 ms, engine, 3.14.8",), None, False, "07"),
+    FigureSpec("bare_book", "BareBook ops/s, standard", "", (), None, False, "05"),
 )
 """Every figure of ``version_suite.FIGURES``, in table order."""
 
@@ -198,6 +200,27 @@ class Discovery:
 
     found: list[Found] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+
+
+def skipped_summary(skipped: Sequence[Skipped]) -> str:
+    """One line for the candidates that will not run: how many, and why, most common reason first.
+
+    >>> skipped_summary([Skipped("/usr/bin/python2.7", "PATH", _too_old((2, 7))), Skipped("/a", "PATH", "the same file as /b")])
+    'skipped 2 candidates: 1 older than 3.10, 1 a copy of another'
+    >>> skipped_summary([])
+    ''
+    """
+    if not skipped:
+        return ""
+    kinds: dict[str, int] = {}
+    for s in skipped:
+        kind = ("older than 3.10" if "older than" in s.reason else
+                "a copy of another" if s.reason.startswith("the same") else
+                "a version manager's shims" if "shim" in s.reason else
+                "not a working interpreter" if s.reason.startswith("not a working") else "not CPython")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    why = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    return f"skipped {len(skipped)} candidate{'s' if len(skipped) != 1 else ''}: {why}"
 
 
 def parse_py_launcher(text: str) -> list[str]:
@@ -575,17 +598,20 @@ def _cells(report: Report, run: SuiteRun, spec: FigureSpec) -> list[str]:
         return ["not run"] + [""] * (rows - 1)
     kind = fig.get("kind")
     if kind in ("missing", "error"):
-        word = "not installed" if "not installed" in fig.get("reason", "") else (
+        reason = fig.get("reason", "")
+        # "orjson not installed (No module named 'orjson')" -> "orjson not installed": name what is missing,
+        # so it is not read as the row's first form (json.dumps) being missing.
+        word = reason.split(" (", 1)[0] if "not installed" in reason else (
             "not importable" if kind == "missing" else "error")
         return [word] + [""] * (rows - 1)
     if kind == "bytes":
-        return [f"{fig['a']:.0f} B", f"{fig['b']:.0f} B", f"{_num(fig['a'] / fig['b'])} (exact)"]
+        return [f"{fig['a']:.0f} B", f"{fig['b']:.0f} B", f"{_num(fig['a'] / fig['b'])}", "exact"]
     if kind == "pair":
         c = report.comparison(run, spec.key)
         if c is None:
             return ["error"] + [""] * (rows - 1)
-        return [_time_cell(fig["a"]), _time_cell(fig["b"]),
-                f"{_num(c.ratio)} [{_num(c.ci[0])}–{_num(c.ci[1])}] {c.outcome}"]
+        return [_time_cell(fig["a"]), _time_cell(fig["b"]), f"{_num(c.ratio)} [{_num(c.ci[0])}–{_num(c.ci[1])}]",
+                c.outcome]
     if kind == "samples":
         return [f"{_time_cell(fig['samples'])} (n={len(fig['samples'])})"]
     if kind == "passes":
@@ -598,7 +624,7 @@ def _row_labels(spec: FigureSpec) -> list[str]:
     if spec.key in ("gc_young", "bare_book"):
         return [spec.title]
     a, b = (s.strip() for s in spec.title.split(": ", 1)[1].split(" / ", 1))
-    return [f"{spec.title.split(': ', 1)[0]}: {a}", f"  {b}", "  ratio [95 % CI], outcome"]
+    return [f"{spec.title.split(': ', 1)[0]}: {a}", f"  {b}", "  ratio [95 % CI]", "  outcome"]
 
 
 def _quoted_cells(spec: FigureSpec, quick: bool = False) -> list[str]:
@@ -606,41 +632,82 @@ def _quoted_cells(spec: FigureSpec, quick: bool = False) -> list[str]:
     quoted = ("6.5 ms (50 000 obj.)", "—") if spec.key == "gc_freeze" and quick else spec.quoted
     cells = list(quoted) + [""] * rows
     cells = cells[:rows]
-    if rows == 3:
+    if rows == 4:
         cells[2] = _num(spec.quoted_ratio) if spec.quoted_ratio is not None else ""
+        cells[3] = ""
     return [c or "—" for c in cells]
 
 
-def render_table(report: Report) -> str:
-    """The text table: one column per interpreter that ran, then the Python engine notes' quoted column."""
+TABLE_WIDTH = 100
+"""Columns the text table fits in: wider, its interpreters are split into blocks, each with the row titles."""
+
+QUOTED_HEADER = ("Python engine notes", "quoted, CPython 3.14.10")
+"""The quoted column's two header lines (``QUOTED_SOURCE`` split so the column stays narrow)."""
+
+
+def _blocks(label_width: int, widths: Sequence[int], width: int) -> list[list[int]]:
+    """Column indexes grouped so each block's line, row titles included, fits ``width`` (at least one column each).
+
+    >>> _blocks(30, [20, 20, 20, 25], 100)
+    [[0, 1, 2], [3]]
+    """
+    blocks: list[list[int]] = [[]]
+    used = label_width
+    for i, w in enumerate(widths):
+        if blocks[-1] and used + 2 + w > width:
+            blocks.append([])
+            used = label_width
+        blocks[-1].append(i)
+        used += 2 + w
+    return blocks
+
+
+def render_table(report: Report, *, width: int = TABLE_WIDTH) -> str:
+    """The text table: one column per interpreter that ran, then the Python engine notes' quoted column.
+
+    Rows are the figures (a pair as four rows: each form's time, the ratio with its
+    95 % interval, the outcome). When the columns do not fit ``width`` characters,
+    they are split into blocks one under the other, each repeating the row titles;
+    the notes under the table are wrapped to the same width.
+    """
     runs = report.ok_runs
     lines: list[str] = []
     if runs:
-        header = ["figure"] + [r.interpreter.name for r in runs] + [QUOTED_SOURCE]
-        sources = [""] + [r.interpreter.source for r in runs] + [""]
-        rows = [header, sources]
+        labels = ["figure", ""]
+        columns: list[list[str]] = [[r.interpreter.name, r.interpreter.source] for r in runs] + [list(QUOTED_HEADER)]
         for spec in SPECS:
-            cells = [_cells(report, r, spec) for r in runs]
+            cells = [_cells(report, r, spec) for r in runs] + [_quoted_cells(spec, report.quick)]
             for i, label in enumerate(_row_labels(spec)):
-                rows.append([label] + [c[i] for c in cells] + [_quoted_cells(spec, report.quick)[i]])
+                labels.append(label)
+                for column, cell in zip(columns, cells, strict=True):
+                    column.append(cell[i])
         facts = [(r.result or {}).get("facts", {}) for r in runs]
-        rows.append(["gc: default thresholds"] + [str(tuple(f.get("gc_threshold", ()))) for f in facts]
-                    + ["(2000, 10, 10)"])
-        rows.append(["gc: tracks a dict of atomic values"]
-                    + [("yes" if f.get("atomic_dict_tracked") else "no") if f else "?" for f in facts] + ["—"])
-        lines += _align(rows)
+        labels.append("gc: default thresholds")
+        for column, value in zip(columns, [str(tuple(f.get("gc_threshold", ()))) for f in facts] + ["(2000, 10, 10)"],
+                                 strict=True):
+            column.append(value)
+        labels.append("gc: atomic-value dict tracked")
+        for column, value in zip(columns, [("yes" if f.get("atomic_dict_tracked") else "no") if f else "?"
+                                           for f in facts] + ["—"], strict=True):
+            column.append(value)
+        label_width = max(len(label) for label in labels)
+        for k, block in enumerate(_blocks(label_width, [max(len(c) for c in col) for col in columns], width)):
+            if k:
+                lines.append("")
+            rows = [[label] + [columns[i][r] for i in block] for r, label in enumerate(labels)]
+            lines += _align(rows)
         sizes = (runs[0].result or {}).get("sizes", {})
-        if sizes:
-            lines_sizes = (f"full collection over {sizes.get('gc_objects', 0):,} live objects (2 tracked each); "
-                           f"young pauses while {sizes.get('young_allocations', 0):,} lists are kept; "
-                           f"BareBook on {sizes.get('book_ops', 0):,} operations per pass")
         clocks = sorted({(r.result or {}).get("clock", "?") for r in runs})
-        lines.append(f"times are medians ± half the interquartile range; clock: {', '.join(clocks)}; "
-                     f"budget {report.budget:g} s per comparison{' (quick sizes)' if report.quick else ''}")
+        notes = [f"times are medians ± half the interquartile range; clock: {', '.join(clocks)}; "
+                 f"budget {report.budget:g} s per comparison{' (quick sizes)' if report.quick else ''}"]
         if sizes:
-            lines.append(lines_sizes)
-        lines.append("ratio = left / right of the row title; above 1 the right-hand technique is cheaper; outcome "
-                     "worded from the 95 % CI (±5 % counts as the same); machine: " + str(machine()))
+            notes.append(f"full collection over {sizes.get('gc_objects', 0):,} live objects (2 tracked each); "
+                         f"young pauses while {sizes.get('young_allocations', 0):,} lists are kept; "
+                         f"BareBook on {sizes.get('book_ops', 0):,} operations per pass")
+        notes.append("ratio = left / right of the row title; above 1 the right-hand technique is cheaper; outcome "
+                     "worded from the 95 % CI (±5 % counts as the same)")
+        notes.append(f"machine: {machine()}")
+        lines += [wrapped for note in notes for wrapped in textwrap.wrap(note, width, subsequent_indent="  ")]
     else:
         lines.append("no interpreter produced a result")
     lines += [r.error_line() for r in report.runs if not r.ok]
@@ -729,7 +796,8 @@ def add_parser(sub: Any) -> None:
         description=("Find the CPython 3.10+ interpreters on this machine (this one, --python, pyenv, uv, PATH, "
                      "py -0p), run the same suite of the course's headline measurements in each (a fresh process, "
                      "standard library only; orjson and the engine where they import) and print one table, "
-                     "interpreters as columns, the Python engine notes' quoted CPython 3.14 figures beside them. "
+                     "interpreters as columns, the Python engine notes' quoted CPython 3.14 figures beside them "
+                     "(split into blocks to fit 100 columns). Progress goes to stderr with --verbose. "
                      "Example: python -m edumatcher versions --quick --json versions.json"),
     )
     p.add_argument("--python", action="append", default=[], metavar="PATH",
@@ -743,6 +811,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--figure", type=Path, default=Path("versions.png"), metavar="FILE",
                    help="where to save the figure (default versions.png)")
     p.add_argument("--no-figure", action="store_true", help="do not draw the figure")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="print progress on stderr, and every skipped candidate with its reason")
     p.set_defaults(func=_run)
 
 
@@ -757,7 +827,8 @@ def _run(args: argparse.Namespace) -> int:
             raise CliError(f"--python {path}: no such file")
 
     def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
+        if args.verbose:
+            print(line, file=sys.stderr, flush=True)
 
     where: dict[str, Any] = {}
     if args.only_python:
@@ -770,13 +841,18 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError("no CPython 3.10+ interpreter found; pass one with --python PATH")
     say(f"versions: {len(found.found)} interpreter(s), budget {budget:g} s per comparison"
         f"{', quick sizes' if args.quick else ''}")
+    if not args.verbose:
+        print(f"running the suite on {len(found.found)} interpreter(s), one after another "
+              f"(--verbose shows progress)...", file=sys.stderr, flush=True)
     runs = run_all(found.found, budget=budget, quick=args.quick, say=say)
     report = analyse(runs, found.skipped, budget=budget, quick=args.quick)
     print(render_table(report))
+    if found.skipped and not args.verbose:
+        print(f"{skipped_summary(found.skipped)} (--verbose lists them)")
     print()
     print("between interpreters:")
     for line in changes(report):
-        print(f"  {line}")
+        print(textwrap.fill(line, TABLE_WIDTH, initial_indent="  ", subsequent_indent="    "))
     if args.json is not None:
         args.json.write_text(json.dumps(to_json(report), indent=1), encoding="utf-8")
         print(f"raw numbers: {args.json}")
@@ -791,52 +867,77 @@ RATIO_KEYS = tuple(s.key for s in SPECS if s.key not in ("gc_young", "bare_book"
 
 QUOTED_COLOUR = "#000000"
 
-_PALETTE = ("#90caf9", "#42a5f5", "#1e88e5", "#1565c0", "#0d47a1", "#7e57c2", "#26a69a", "#8d6e63")
+_PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
+"""One distinct colour per interpreter (ColorBrewer's Dark2), in column order."""
+
+LOG_ABOVE = 50.0
+"""A panel of ``ratio_bars`` uses a log axis when its largest ratio is this many times its smallest."""
 
 
 def ratio_bars(report: Report, *, title: str = "") -> Figure:
-    """One group of bars per ratio, one bar per interpreter, whiskers at the 95 % CI, log scale.
+    """One panel per ratio, each with its own scale; in each, one bar per interpreter, whiskers at the 95 % CI.
 
-    A black diamond marks the Python engine notes' quoted CPython 3.14 ratio where it printed
-    both figures; a figure an interpreter could not produce (orjson or the engine
-    missing) has no bar and a small "n/a". The dotted line at 1 is "no
-    difference": above it, the technique on the right of the label saves time.
+    Each ratio gets its own axis, linear from 0 (a log axis only when its values
+    span more than ``LOG_ABOVE`` times: the freeze's thousands), so a 1.3x and a
+    20x ratio are both read at their own size. Each interpreter has its own
+    colour, the same in every panel, named once in the legend under the panels.
+    A black diamond marks the Python engine notes' quoted CPython 3.14 ratio where
+    it printed both figures; a figure an interpreter could not produce (orjson or
+    the engine missing) has no bar and a small "n/a". The dotted line at 1 is "no
+    difference": above it, the technique on the right of the title saves time.
     """
     from matplotlib.figure import Figure  # here: the command line needs matplotlib only to draw
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter
 
     runs = report.ok_runs
     specs = [s for s in SPECS if s.key in RATIO_KEYS]
-    fig = Figure(figsize=(max(7.0, 1.05 * len(specs) + 2), 4.2), layout="constrained")
-    ax = fig.subplots()
-    width = 0.8 / max(1, len(runs))
-    for i, run in enumerate(runs):
-        colour = _PALETTE[i % len(_PALETTE)]
-        xs, heights, lows, highs, missing = [], [], [], [], []
-        for g, spec in enumerate(specs):
-            x = g - 0.4 + width * (i + 0.5)
+    ncols = 3
+    nrows = math.ceil(len(specs) / ncols)
+    fig = Figure(figsize=(11, 2.5 * nrows + 1.2), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    colours = {id(run): _PALETTE[i % len(_PALETTE)] for i, run in enumerate(runs)}
+    for ax, spec in zip(axes[: len(specs)], specs, strict=True):
+        values = []
+        for i, run in enumerate(runs):
             value = report.ratio(run, spec.key)
             if value is None or not all(math.isfinite(v) and v > 0 for v in value):
-                missing.append(x)
+                reason = (run.result or {}).get("figures", {}).get(spec.key, {}).get("reason", "")
+                ax.annotate(reason.split(" (", 1)[0] if "not installed" in reason else "n/a", xy=(i, 0),
+                            xycoords=("data", "axes fraction"), xytext=(0, 4), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=7, color="#666666", rotation=90)
                 continue
             ratio, low, high = value
-            xs.append(x)
-            heights.append(ratio)
-            lows.append(max(ratio - low, 0.0))
-            highs.append(max(high - ratio, 0.0))
-        ax.bar(xs, heights, width=width * 0.95, color=colour, label=run.interpreter.name,
-               yerr=[lows, highs], capsize=2, ecolor="#333333")
-        for x in missing:
-            ax.annotate("n/a", xy=(x, 1.0), ha="center", va="bottom", fontsize=6, rotation=90, color="#666666")
-    quoted = [(g, s.quoted_ratio) for g, s in enumerate(specs) if s.quoted_ratio is not None]
-    if quoted:
-        ax.scatter([g for g, _ in quoted], [r for _, r in quoted], marker="D", color=QUOTED_COLOUR, zorder=3,
-                   s=22, label="quoted: Python engine notes, CPython 3.14.10")
-    ax.axhline(1.0, color="#555555", linestyle=":", linewidth=1)
-    ax.set_yscale("log")
-    ax.set_xticks(range(len(specs)))
-    ax.set_xticklabels([s.title.split(": ", 1)[1].replace(" / ", "\n/ ") for s in specs], fontsize=7)
-    ax.set_ylabel("ratio without / with the technique (log)")
-    ax.legend(fontsize=7, ncols=2 if len(runs) > 3 else 1, loc="upper left")
-    ax.set_title(title or "The course's headline ratios on each interpreter (measured here; 95 % CI whiskers)",
-                 fontsize=10)
+            values.append((ratio, low, high))
+            ax.bar([i], [ratio], width=0.7, color=colours[id(run)], yerr=[[max(ratio - low, 0.0)], [max(high - ratio, 0.0)]],
+                   capsize=3, ecolor="#333333")
+        top = max([h for _, _, h in values] + [spec.quoted_ratio or 0.0, 1.0])
+        bottom = min([lo for _, lo, _ in values] + [spec.quoted_ratio or top, 1.0])
+        if top / bottom > LOG_ABOVE:
+            ax.set_yscale("log")
+            ax.set_ylim(bottom / 2, top * 2)
+            ax.set_ylabel("ratio (log scale)", fontsize=8)
+        else:
+            ax.set_ylim(0, top * 1.15)
+            ax.set_ylabel("ratio", fontsize=8)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}x" if v >= 10 else f"{v:g}x"))
+        if spec.quoted_ratio is not None:
+            ax.axhline(spec.quoted_ratio, color=QUOTED_COLOUR, linestyle="--", linewidth=1)
+            ax.plot([len(runs) - 0.35], [spec.quoted_ratio], marker="D", color=QUOTED_COLOUR, markersize=5)
+        ax.axhline(1.0, color="#555555", linestyle=":", linewidth=1)
+        ax.set_xticks(range(len(runs)), [r.interpreter.version for r in runs], fontsize=7)
+        ax.set_xlim(-0.6, len(runs) - 0.2)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_title(spec.title.split(": ", 1)[1], fontsize=8.5)
+        ax.grid(True, axis="y", alpha=0.3)
+    for ax in axes[len(specs):]:
+        ax.set_visible(False)
+    handles = [Patch(color=colours[id(r)], label=f"{r.interpreter.name} ({r.interpreter.source})") for r in runs]
+    if any(s.quoted_ratio is not None for s in specs):
+        handles.append(Line2D([], [], color=QUOTED_COLOUR, linestyle="--", marker="D", markersize=5,
+                              label="quoted: Python engine notes, CPython 3.14.10"))
+    fig.legend(handles=handles, fontsize=8, loc="outside lower center", ncols=min(len(handles), 4), frameon=False)
+    fig.suptitle(title or "The course's headline ratios, without / with each technique, on each interpreter "
+                 "(measured here; whiskers: 95 % CI; each panel its own scale)", fontsize=10)
     return fig

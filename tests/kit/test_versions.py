@@ -12,22 +12,26 @@ import stat
 import sys
 from pathlib import Path
 
+import matplotlib
 import pytest
 from matplotlib.figure import Figure
 
 from edumatcher.cli import main
 from edumatcher.kit import version_suite, versions
 from edumatcher.kit.versions import (
+    TABLE_WIDTH,
     Found,
+    Skipped,
     SuiteRun,
     analyse,
     changes,
     discover,
     parse_py_launcher,
     render_table,
+    skipped_summary,
     to_json,
 )
-from edumatcher.kit.versions_view import RATIO_KEYS, default_selection, ratio_bars, versions_explorer
+from edumatcher.kit.versions_view import RATIO_KEYS, default_selection, ratio_bars, skipped_details, versions_explorer
 
 STDLIB_FIGURES = [k for k in version_suite.FIGURES if k not in ("dumps", "bare_book")]
 
@@ -156,14 +160,35 @@ def test_table_has_a_column_per_interpreter_the_quoted_column_and_the_failure_li
     text = render_table(report)
     header = text.splitlines()[0]
     assert "CPython 3.11.7" in header and "CPython 3.12.1" in header and "CPython 3.13.0" not in header
-    assert "quoted: Python engine notes, CPython 3.14.10" in header
-    assert "not installed" in text
+    assert "Python engine notes" in header and "quoted, CPython 3.14.10" in text.splitlines()[1]
+    assert "orjson not installed" in text, "the missing module is named, not read as json.dumps() missing"
     assert "FAILED CPython 3.13.0 (/fake/3.13.0/python): exit 1: boom" in text.splitlines()
     lines = text.splitlines()
-    row = lines[next(i for i, line in enumerate(lines) if line.startswith("from dict")) + 2]
-    assert "[" in row and "slower" in row  # ratio, its CI, its outcome
+    start = next(i for i, line in enumerate(lines) if line.startswith("from dict"))
+    assert "[" in lines[start + 2] and "slower" in lines[start + 3]  # ratio and its CI, then its outcome
     assert "2505 ns" in text and "(2000, 10, 10)" in text  # quoted figures sit beside
     assert "6.5 ms (50 000 obj.)" in text  # the quoted collection of the quick size
+    assert all(len(line) <= TABLE_WIDTH for line in lines if not line.startswith("FAILED")), "fits 100 columns"
+
+
+def test_a_wide_table_is_split_into_blocks_that_fit_and_each_repeats_the_row_titles() -> None:
+    runs = [SuiteRun(_found(f"3.1{k}.0"), canned_result(f"3.1{k}.0", seed=k), seconds=1.0) for k in range(5)]
+    text = render_table(analyse(runs, budget=0.2, quick=True))
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= TABLE_WIDTH
+    headers = [line for line in lines if line.startswith("figure")]
+    assert len(headers) >= 2, "five interpreters and the quoted column do not fit one block of 100 columns"
+    assert sum(line.count("CPython 3.1") for line in headers) == 5 and sum("engine notes" in h for h in headers) == 1
+    assert sum(line.startswith("from dict") for line in lines) == len(headers), "each block repeats the row titles"
+
+
+def test_skipped_summary_counts_the_reasons_in_one_line() -> None:
+    skipped = [Skipped("/usr/bin/python2.7", "PATH", "Python 2.7 is older than 3.10, the oldest the course supports"),
+               Skipped("/usr/bin/python3.8", "PATH", "Python 3.8 is older than 3.10, the oldest the course supports"),
+               Skipped("/x/python3.12", "pyenv", "the same interpreter as /y/python3.12 (CPython 3.12.1)")]
+    assert skipped_summary(skipped) == "skipped 3 candidates: 2 older than 3.10, 1 a copy of another"
+    folded = skipped_details(skipped)
+    assert folded.startswith("<details>") and "python2.7" in folded and skipped_details([]) == ""
 
 
 def test_changes_name_a_ratio_that_moved_and_one_that_did_not() -> None:
@@ -189,16 +214,22 @@ def test_json_holds_raw_samples_ratios_quotes_and_errors() -> None:
     assert data["quoted"]["from_dict"]["ratio"] == pytest.approx(5.0, rel=0.01)
 
 
-def test_figure_has_a_bar_per_interpreter_and_ratio_it_measured() -> None:
+def test_figure_has_a_panel_per_ratio_a_colour_per_interpreter_and_a_bar_per_ratio_measured() -> None:
     report = analyse(_canned_runs())
     fig = ratio_bars(report)
     assert isinstance(fig, Figure)
-    ax = fig.axes[0]
-    assert ax.get_yscale() == "log"
-    bars = [p for p in ax.patches]
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == len(RATIO_KEYS), "one panel per ratio, each with its own scale"
+    scales = {ax.get_title(): ax.get_yscale() for ax in panels}
+    assert scales["full collect / after gc.freeze()"] == "log" and scales["S(**d) / __new__ + 18 writes"] == "linear"
+    bars = [p for ax in panels for p in ax.patches]
     # 3.11.7 has every ratio; 3.12.1 lacks orjson; the failed run draws nothing
     assert len(bars) == 2 * len(RATIO_KEYS) - 1
-    assert any(t.get_text() == "n/a" for t in ax.texts)
+    assert len({matplotlib.colors.to_hex(b.get_facecolor()) for b in bars}) == 2, "a distinct colour per interpreter"
+    assert any(t.get_text() == "orjson not installed" for ax in panels for t in ax.texts)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[0].startswith("CPython 3.11.7") and "quoted: Python engine notes, CPython 3.14.10" in legend
+    assert all(ax.get_ylabel().startswith("ratio") for ax in panels) and fig.get_suptitle()
 
 
 def test_widget_runs_the_picked_interpreters_once_each() -> None:
@@ -213,10 +244,10 @@ def test_widget_runs_the_picked_interpreters_once_each() -> None:
     discovery = Discovery(found=[_found("3.11.7", "this interpreter"), _found("3.12.1")])
     control = versions_explorer(discovery, runner=runner)
     assert calls == ["3.11.7"]  # drawn once at creation, with the kernel's interpreter
-    assert isinstance(control.last[0], Figure)
+    assert isinstance(control.last[1], Figure) and "CPython 3.11.7" in control.last[0].value  # the table first
     control.controls["interpreters"].value = ("/fake/3.11.7/python", "/fake/3.12.1/python")
     assert calls == ["3.11.7", "3.12.1"]  # the first is not run again
-    assert "CPython 3.12.1" in control.last[1].value
+    assert "CPython 3.12.1" in control.last[0].value
     control.controls["interpreters"].value = ()
     assert "Pick at least one" in control.last[0].value
     assert default_selection([_found("3.12.1")]) == ("/fake/3.12.1/python",)
@@ -250,9 +281,35 @@ def test_cli_reports_the_good_interpreter_and_the_broken_one(tmp_path: Path, cap
     assert code == 1  # one interpreter failed; the other is still reported
     assert f"FAILED CPython 3.99.0 ({fake}): exit 1: suite crashed" in captured.out
     assert f"CPython {sys.version.split()[0]}" in captured.out.splitlines()[0]
-    assert "[1/2]" in captured.err and "[2/2]" in captured.err  # progress on stderr
+    assert "[1/2]" not in captured.err and "(--verbose shows progress)" in captured.err  # quiet by default
     assert out_png.stat().st_size > 0
     assert len(json.loads(out_json.read_text())["interpreters"]) == 2
+
+
+def test_cli_prints_progress_and_each_skipped_candidate_only_with_verbose(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from edumatcher.kit.versions import Discovery
+
+    found = Discovery(found=[_found("3.11.7", "this interpreter")],
+                      skipped=[Skipped("/usr/bin/python2.7", "PATH", "Python 2.7 is older than 3.10, the oldest ...")])
+    monkeypatch.setattr(versions, "discover", lambda *a, **k: found)
+
+    def fake_run_all(interpreters: list[Found], *, say: object = None, **_: object) -> list[SuiteRun]:
+        assert callable(say)
+        say("[1/1] CPython 3.11.7")
+        return [SuiteRun(i, canned_result(i.version)) for i in interpreters]
+
+    monkeypatch.setattr(versions, "run_all", fake_run_all)
+    args = ["versions", "--no-figure", "--json", str(tmp_path / "v.json")]
+    assert main(args) == 0
+    quiet = capsys.readouterr()
+    assert "[1/1]" not in quiet.err and "python2.7" not in quiet.out + quiet.err
+    assert "skipped 1 candidate: 1 older than 3.10 (--verbose lists them)" in quiet.out
+    assert quiet.out.splitlines()[0].startswith("figure"), "the table comes first"
+    assert all(len(line) <= TABLE_WIDTH for line in quiet.out.splitlines())
+    assert main([*args, "--verbose"]) == 0
+    loud = capsys.readouterr()
+    assert "[1/1] CPython 3.11.7" in loud.err and "skipped /usr/bin/python2.7 (PATH)" in loud.err
 
 
 def test_cli_rejects_a_bad_budget_and_a_missing_python(capsys: pytest.CaptureFixture[str]) -> None:

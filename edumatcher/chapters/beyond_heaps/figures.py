@@ -87,7 +87,10 @@ def _panel(ax: object, xs: list[int], rows: Sequence[LevelMemory], xlabel: str, 
 
 
 def level_memory_figure(by_range: Sequence[LevelMemory], by_orders: Sequence[LevelMemory]) -> Figure:
-    """Two panels of KiB held (tracemalloc): against ``price_range`` and against ``orders``."""
+    """Two panels of KiB held (tracemalloc): against ``price_range`` and against ``orders``.
+
+    Both panels have their own y label; one legend for both sits under them, off the lines.
+    """
     if not by_range or not by_orders:
         raise ValueError("level_memory_figure needs rows for both panels")
     fig = Figure(figsize=(10, 3.9), layout="constrained")
@@ -96,8 +99,10 @@ def level_memory_figure(by_range: Sequence[LevelMemory], by_orders: Sequence[Lev
            f"{by_range[0].orders:,} resting orders near the touch")
     _panel(right, [r.orders for r in by_orders], by_orders, "resting orders (log scale)",
            f"a range of {by_orders[0].price_range:,} ticks, orders spread across it")
-    left.set_ylabel("KiB held (log scale)")
-    left.legend(fontsize=8, loc="upper left")
+    for ax in (left, right):
+        ax.set_ylabel("KiB held, tracemalloc (log scale)")
+    fig.legend(*left.get_legend_handles_labels(), fontsize=8, loc="outside lower center", ncols=2, frameon=False)
+    fig.suptitle("Memory of two level stores: the arrays grow with the range, the dict with the orders", fontsize=11)
     return fig
 
 

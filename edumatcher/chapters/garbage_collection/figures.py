@@ -9,6 +9,8 @@
 * ``rush_timeline``: the opening rush, message by message (service time), a panel
   per contender, with every collection drawn at the message it ran in, coloured
   by generation, and the messages that grew the book's dicts marked.
+* ``tail_timeline``: response time over an open-loop stream as p50, p99 and max
+  per span of time (``binned_percentiles``), default collector above, policy below.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from edumatcher.metrics import nearest_rank
+
 from .gc_pauses import PauseFit, PauseRow, pause_fit
 from .gc_tail import DictResize, TailRun
 from .opening_memory import RampProfile
 
-__all__ = ["pause_curve", "ramp_memory", "tail_histograms", "rush_timeline", "tail_timeline"]
+__all__ = ["pause_curve", "ramp_memory", "tail_histograms", "rush_timeline", "tail_timeline", "binned_percentiles",
+           "TIMELINE_BINS"]
 
 _GENERATION_COLOURS = ("#ef6c00", "#6a1b9a", "#c62828")
 _MARKED_RESIZE_ENTRIES = 1_000
@@ -184,33 +189,82 @@ def rush_timeline(default: TailRun, policy: TailRun, resizes: Sequence[DictResiz
     return fig
 
 
-def tail_timeline(default: TailRun, policy: TailRun) -> Figure:
-    """Response time (ms, log) of every stream message against its intended send time (s), default above, policy below.
+TIMELINE_BINS = 70
+"""How many time bins ``tail_timeline`` cuts a stream into (fewer when there are few messages)."""
 
-    The default collector's full collections inside a message and the policy's
-    freeze are shaded, each labelled with its length. O(n).
+_TIMELINE_MARKS = (("p50", 50.0, "#2e7d32", "-"), ("p99", 99.0, "#ef6c00", "-"), ("max", 100.0, "#c62828", ":"))
+_MARK_LABELS = {"p50": "median (p50)", "p99": "p99", "max": "slowest (max)"}
+
+
+def binned_percentiles(times_ns: Sequence[int], values_ns: Sequence[int], bins: int = TIMELINE_BINS,
+                       ) -> tuple[list[float], dict[str, list[float]]]:
+    """Cut ``times_ns`` into ``bins`` equal spans; per span, the p50, p99 and max of ``values_ns`` (nearest rank). O(n log n).
+
+    Returns each span's centre (ns) and, for each of "p50", "p99" and "max", one
+    value per span (``nan`` for an empty span, so a line breaks there rather than
+    inventing a value). At least 20 messages per span on average: fewer messages
+    give fewer spans.
+
+    >>> centres, marks = binned_percentiles(list(range(40)), list(range(40)), bins=2)
+    >>> marks["p50"], marks["max"]
+    ([9, 29], [19, 39])
+    """
+    if not times_ns or len(times_ns) != len(values_ns):
+        raise ValueError("binned_percentiles needs as many values as times, at least one")
+    bins = max(1, min(bins, len(times_ns) // 20))
+    lo, hi = min(times_ns), max(times_ns)
+    width = (hi - lo) / bins or 1
+    groups: list[list[int]] = [[] for _ in range(bins)]
+    for t, v in zip(times_ns, values_ns, strict=True):
+        groups[min(int((t - lo) / width), bins - 1)].append(v)
+    centres = [lo + width * (i + 0.5) for i in range(bins)]
+    marks: dict[str, list[float]] = {name: [] for name, *_ in _TIMELINE_MARKS}
+    for group in groups:
+        group.sort()
+        for name, p, *_ in _TIMELINE_MARKS:
+            marks[name].append(nearest_rank(group, p) if group else math.nan)
+    return centres, marks
+
+
+def tail_timeline(default: TailRun, policy: TailRun, *, bins: int = TIMELINE_BINS) -> Figure:
+    """Response time (ms, log) over the stream, as p50, p99 and max per time span; default above, policy below.
+
+    A dot per message would be a solid cloud; each of ``bins`` spans of intended
+    send time gives its median, its 99th percentile and its slowest message
+    instead (``binned_percentiles``), with the band between median and p99
+    shaded. The default collector's full collections inside a message and the
+    policy's freeze are shaded, each labelled with its length. O(n log n).
     """
     runs = [t for t in (default, policy) if t.run is not None and t.run.completed_ns]
     if len(runs) != 2:
         raise ValueError("tail_timeline needs two runs with open-loop records")
-    fig = Figure(figsize=(8.5, 5.4), layout="constrained")
+    fig = Figure(figsize=(8.5, 5.8), layout="constrained")
     axes = fig.subplots(2, 1, sharex=True, sharey=True)
+    span_ms = 0.0
     for ax, t in zip(axes, runs, strict=True):
         run = t.run
         assert run is not None
-        ax.scatter([x / 1e9 for x in run.intended_ns], [max(r, 1_000) / 1e6 for r in run.response_ns], s=3,
-                   color="#c62828", label="response time", rasterized=True)
+        centres, marks = binned_percentiles(run.intended_ns, run.response_ns, bins)
+        xs = [c / 1e9 for c in centres]
+        span_ms = (centres[1] - centres[0]) / 1e6 if len(centres) > 1 else (max(run.intended_ns) - min(run.intended_ns)) / 1e6
+        ms = {name: [max(v, 1_000) / 1e6 for v in values] for name, values in marks.items()}
+        ax.fill_between(xs, ms["p50"], ms["p99"], step="mid", color="#ffe0b2", alpha=0.7, linewidth=0)
+        for name, _, colour, style in _TIMELINE_MARKS:
+            ax.step(xs, ms[name], where="mid", color=colour, linestyle=style, linewidth=1.5, label=_MARK_LABELS[name])
         for k, (a, b) in enumerate(t.full_on_path()):
-            ax.axvspan(a / 1e9, b / 1e9 + 0.02, color="#ef6c00", alpha=0.35,
+            ax.axvspan(a / 1e9, b / 1e9 + 0.02, color="#6a1b9a", alpha=0.3,
                        label=f"full collection in a message ({(b - a) / 1e6:,.0f} ms)" if k == 0 else None)
         if t.freeze_window is not None:
             a, b = t.freeze_window
-            ax.axvspan(a / 1e9, b / 1e9 + 0.02, color="#1565c0", alpha=0.35, label=f"freeze ({(b - a) / 1e6:,.0f} ms)")
+            ax.axvspan(a / 1e9, b / 1e9 + 0.02, color="#1565c0", alpha=0.3, label=f"freeze ({(b - a) / 1e6:,.0f} ms)")
         ax.set_yscale("log")
-        ax.set_ylabel("response time (ms, log)")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_ylabel("response time (ms, log scale)")
         ax.set_title(f"{t.label}: {len(run.completed_ns):,} messages at {run.offered_rate:,.0f}/s, "
                      f"max {max(run.response_ns) / 1e6:,.0f} ms", fontsize=9)
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), markerscale=3)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.grid(True, which="major", alpha=0.3)
     axes[-1].set_xlabel("intended send time (s from the start of the stream)")
+    fig.suptitle(f"Response time over the stream: median, p99 and slowest message in each {span_ms:,.0f} ms of it",
+                 fontsize=10)
     return fig

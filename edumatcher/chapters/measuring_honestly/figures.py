@@ -3,8 +3,8 @@
 * ``trap_runs``: the trap's runs in order, CPU time of each as a bar split into
   the benchmark's own work and the collections inside the run (red when a full
   one was among them); the control (collector off) beside it on the same axis.
-* ``kept_frames_figure``: CPU time per run and resident memory per kept frame,
-  the engine's frames discarded, kept, or kept as compact copies (collector off).
+* ``kept_frames_figure``: CPU time per run and minor page faults per run, the
+  engine's frames discarded or kept (collector off).
 * ``handoff_figure``: messages handed between two threads, per consumer and
   core setting: throughput and the median wait, on log axes.
 * ``runs_strip``: one column per configuration, one dot per run (its throughput),
@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import statistics
 import textwrap
 
 from matplotlib.figure import Figure
@@ -69,47 +70,41 @@ def trap_runs(trap: TrapRun, control: TrapRun) -> Figure:
 
 
 def kept_frames_figure(result: dict[str, KeptFrames]) -> Figure:
-    """Left: CPU time of each run (ms) per mode, median marked. Right: resident-set growth per kept frame (bytes).
+    """Left: CPU time of each run (ms) per sink. Right: minor page faults of each run per sink.
 
-    The right panel draws a bar only for modes that kept frames, and a dashed
-    line at the median payload size, so the memory a frame costs can be read
-    against the bytes it holds.
+    One dot per run, the median marked and labelled. The right panel is the
+    verdict's measure: memory the process touched for the first time. Where the
+    platform cannot count page faults it says so instead.
     """
     fig = Figure(figsize=(9.5, 3.6), layout="constrained")
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
+    left, right = fig.subplots(1, 2)
     modes = list(result)
-    colors = {"discard": "#1565c0", "keep": "#c62828", "keep copies": "#ef6c00"}
-    for x, mode in enumerate(modes):
-        ms = [c * 1e3 for c in result[mode].cpu]
-        left.scatter([x + 0.05 * ((i % 5) - 2) for i in range(len(ms))], ms, s=24, color=colors.get(mode, "#616161"),
-                     zorder=3)
-        median = result[mode].measurement.median * 1e3
-        left.hlines(median, x - 0.25, x + 0.25, color="#212121", linewidth=2)
-        left.annotate(f"{median:,.1f} ms", xy=(x + 0.27, median), fontsize=8, va="center")
-    left.set_xticks(range(len(modes)), [f"frames: {m}" for m in modes], fontsize=8)
-    left.set_xlim(-0.5, len(modes) - 0.2)
-    left.set_ylim(bottom=0)
-    left.set_ylabel(f"CPU time of a run of {result[modes[0]].messages:,} messages (ms)")
-    left.set_title("The engine's message path, collector off in every run", fontsize=9)
-    left.grid(True, axis="y", alpha=0.3)
-    kept = [m for m in modes if result[m].kept]
-    if kept:
-        right.bar(range(len(kept)), [result[m].rss_per_kept_frame for m in kept],
-                  color=[colors.get(m, "#616161") for m in kept], width=0.6)
-        payload = max(result[m].payload_bytes for m in kept)
-        right.axhline(payload, color="#212121", linestyle="--", linewidth=1,
-                      label=f"median payload: {payload:,.0f} bytes")
-        right.legend(fontsize=8, loc="upper right")
-        right.set_xticks(range(len(kept)), [f"frames: {m}" for m in kept], fontsize=8)
-    else:
-        right.text(0.5, 0.5, "no frames were kept", ha="center", va="center", transform=right.transAxes)
-    right.set_ylabel("resident-set growth per kept frame (bytes)")
-    right.set_title("What a kept frame costs in memory", fontsize=9)
-    right.grid(True, axis="y", alpha=0.3)
+    colors = {"discard": "#1565c0", "keep": "#c62828"}
+    panels = ((left, [[c * 1e3 for c in result[m].cpu] for m in modes], "{:,.1f} ms"),
+              (right, [list(result[m].faults) for m in modes], "{:,.0f}"))
+    for ax, values, label in panels:
+        if any(v < 0 for vs in values for v in vs):
+            ax.text(0.5, 0.5, "page faults are not counted on this platform", ha="center", va="center",
+                    transform=ax.transAxes)
+            continue
+        for x, (mode, vs) in enumerate(zip(modes, values, strict=True)):
+            ax.scatter([x + 0.05 * ((i % 5) - 2) for i in range(len(vs))], vs, s=24,
+                       color=colors.get(mode, "#616161"), zorder=3)
+            middle = statistics.median(vs)
+            ax.hlines(middle, x - 0.25, x + 0.25, color="#212121", linewidth=2)
+            ax.annotate(label.format(middle), xy=(x + 0.27, middle), fontsize=8, va="center")
+        ax.set_xticks(range(len(modes)), [f"frames: {m}" for m in modes], fontsize=8)
+        ax.set_xlim(-0.5, len(modes) - 0.3)
+        ax.set_ylim(bottom=0, top=max(max(vs) for vs in values) * 1.15 or 1)
+        ax.grid(True, axis="y", alpha=0.3)
+    messages = result[modes[0]].messages
+    left.set_ylabel(f"CPU time of a run of {messages:,} messages (ms)")
+    left.set_title("CPU time of each run", fontsize=9)
+    right.set_ylabel(f"minor page faults in a run of {messages:,} messages")
+    right.set_title("Memory touched for the first time, per run", fontsize=9)
     python = result[modes[0]].python
-    fig.suptitle(f"Keeping every frame, without the collector: three sinks in one fresh process, rounds interleaved "
-                 f"(Python {python})",
-                 fontsize=10)
+    fig.suptitle(f"Keeping every frame, collector off: two sinks in one fresh process, rounds interleaved "
+                 f"(Python {python}); bar = median", fontsize=10)
     return fig
 
 

@@ -1,23 +1,26 @@
 """What keeping every published frame costs the engine with the collector off: heap growth, measured.
 
-The Python engine notes (quoted) blames its bimodal benchmark on two things together: a
+The Python engine notes (quoted) blame their bimodal benchmark on two things together: a
 mock socket that kept every frame, and the collector walking that heap. The
-collector is the bimodal part (``experiments.bimodal``). This module measures
-the other part on its own: the engine's real message path (``Engine.handle``,
-frames to a sink), the collector **off** in every run, with the frames
+collector is the bimodal part (``bimodal``). This module measures the other part
+on its own: the engine's real message path (``Engine.handle``, frames to a sink),
+the collector **off** in every run, with the frames
 
 * ``"discard"``: counted and dropped (``sinks.DiscardingSink``), as a benchmark should;
-* ``"keep"``: kept as sent (``sinks.KeepingSink``), the notes' mock socket;
-* ``"keep copies"``: a compact copy of each payload kept instead of the object
-  the encoder returned, to tell the frames' own size from the allocator's slack.
+* ``"keep"``: kept as sent (``sinks.KeepingSink``), the notes' mock socket.
 
-The three run in one fresh worker process (``isolated.run_isolated``), each with
-its own engine and sink, in rounds whose order is drawn at random, so the
-comparison is paired round by round and a drift of a busy machine lands on all
-three. Per run the worker records the CPU time (``time.thread_time``), the minor
-page faults (memory the process touched for the first time, which the kernel
-must find and zero) and how far the resident set grew. Nothing here is the
-collector's: it is off throughout.
+(A third sink that kept a copy of each payload once stood beside them, to tell a
+frame's own bytes from an encoder's spare buffer. The engine's builders already
+return right-sized ``bytes`` (``messages.RIGHT_SIZED``; chapter 12 measures the
+encoder's buffer), so the copy held what the frame held and the comparison
+tested nothing.)
+
+Both run in one fresh worker process (``run_isolated``), each with its own engine
+and sink, in rounds whose order is drawn at random, so the comparison is paired
+round by round and a drift of a busy machine lands on both. Per run the worker
+records the CPU time (``time.thread_time``), the minor page faults (memory the
+process touched for the first time, which the kernel must find and zero) and how
+far the resident set grew. Nothing here is the collector's: it is off throughout.
 
 >>> row = kept_frames_worker(runs=2, messages=50, warmup=0)
 >>> len(row["runs"]["keep"]["cpu"]), sum(row["runs"]["keep"]["frames"]) > 0
@@ -40,10 +43,10 @@ from edumatcher.kit.message_path import fresh_engine
 from edumatcher.sinks import DiscardingSink, KeepingSink
 from edumatcher.workloads import encode_workload, steady_state
 
-__all__ = ["MODES", "page_faults", "rss_bytes", "CopyKeepingSink", "kept_frames_worker", "KeptFrames",
-           "kept_frames", "kept_frames_verdicts"]
+__all__ = ["MODES", "page_faults", "rss_bytes", "kept_frames_worker", "KeptFrames", "kept_frames",
+           "kept_frames_verdicts"]
 
-MODES = ("discard", "keep", "keep copies")
+MODES = ("discard", "keep")
 """What the sink does with each frame, in the order ``kept_frames`` reports them."""
 
 _ids = itertools.count(1_000_000)  # interleave ids for paired comparisons, apart from measure's own counter
@@ -69,23 +72,7 @@ def rss_bytes() -> int:
     return psutil.Process().memory_info().rss
 
 
-class CopyKeepingSink(KeepingSink):
-    """Keeps a compact copy of each payload (``bytes(bytearray(p))``) instead of the object it was sent."""
-
-    __slots__ = ()
-
-    def send(self, topic: bytes, payload: bytes) -> None:
-        """Keep one frame, its payload copied. Amortised O(len(payload))."""
-        self.frames.append((topic, bytes(bytearray(payload))))
-
-    def send_many(self, frames: list[tuple[bytes, bytes]]) -> None:
-        """Keep a list of frames, each payload copied. O(total payload bytes)."""
-        keep = self.frames.append
-        for topic, payload in frames:
-            keep((topic, bytes(bytearray(payload))))
-
-
-_SINKS = {"discard": DiscardingSink, "keep": KeepingSink, "keep copies": CopyKeepingSink}
+_SINKS = {"discard": DiscardingSink, "keep": KeepingSink}
 
 
 def kept_frames_worker(runs: int = 8, messages: int = 1_000, warmup: int = 1, seed: int = 3) -> dict[str, Any]:
@@ -201,7 +188,7 @@ def kept_frames_verdicts(result: dict[str, KeptFrames]) -> tuple[Comparison, lis
     comparison = compare(keep.measurement, discard.measurement)
     # Near the ±5 % band (1.0x to 1.2x between runs): shown as a ratio, never judged, so a rerun
     # cannot turn "too close to call" into "slower" (issue 21: judge only effects far from the band).
-    lines = [f"collector off in both, {comparison.as_ratio()} (a figure, not a verdict)"]
+    lines = [f"collector off in both, {comparison.as_ratio()}"]
     if keep.faults_per_run >= 0 and discard.faults_per_run >= 0:
         more = keep.faults_per_run > discard.faults_per_run
         lines.append("verdict: keeping the frames touched " + ("more" if more else "no more")

@@ -12,6 +12,7 @@ Left panel: the time to build one snapshot, against the number of price levels
 in the book. Right panel: the time per message of ``Engine.run`` when a snapshot
 follows every change and when snapshots are throttled, against the same sizes.
 Each point is a median; the bars run from the fastest to the slowest sample.
+Both y axes start at 0: a cost that grows by a tenth looks like a tenth.
 
 Percentiles from every message against percentiles from the 1-in-N sample the run loop keeps.
 
@@ -26,8 +27,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.ticker import NullLocator
 
 from edumatcher.kit import Measurement
 
@@ -111,35 +114,50 @@ def _us(m: Measurement) -> tuple[float, float, float]:
     return med, med - m.min / per * 1e6, m.max / per * 1e6 - med
 
 
+def _size_axis(ax: Axes, levels: Sequence[int], resting: Sequence[int]) -> None:
+    """A log x axis with one tick per measured book: its levels, and its resting orders under them."""
+    ax.set_xscale("log")
+    ax.set_xticks(list(levels), [f"{lv:,}\n({n:,} orders)" for lv, n in zip(levels, resting, strict=True)])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(min(levels) / 1.5, max(levels) * 1.5)
+    ax.set_xlabel("price levels in the book (log scale)")
+
+
 def snapshot_cost_figure(snapshots: Sequence[SnapshotCost], publication: Sequence[PublicationCost]) -> Figure:
-    """Two panels sharing the book-size axis: one snapshot's cost, and the cost per message under both policies."""
+    """Two panels sharing the book-size axis: one snapshot's cost, and the cost per message under both policies.
+
+    Both y axes start at 0, so a change of a tenth looks like a tenth; each point
+    is a median with a bar from the fastest to the slowest sample. The policies'
+    legend sits under the panels, off the lines.
+    """
     if not snapshots or not publication:
         raise ValueError("snapshot_cost_figure needs at least one snapshot cost and one publication cost")
-    fig = Figure(figsize=(10, 3.9), layout="constrained")
+    fig = Figure(figsize=(10, 4.4), layout="constrained")
     left, right = fig.subplots(1, 2)
     xs = [s.levels for s in snapshots]
     meds, lows, highs = zip(*(_us(s.time) for s in snapshots), strict=True)
     left.errorbar(xs, meds, yerr=[lows, highs], marker="o", color="#6a1b9a", capsize=3)
-    for s, y in zip(snapshots, meds, strict=True):
-        left.annotate(f"{s.resting:,} orders", xy=(s.levels, y), xytext=(5, -12), textcoords="offset points", fontsize=8)
-    left.set_xscale("log")
-    left.set_xlabel("price levels in the book (log scale)")
+    _size_axis(left, xs, [s.resting for s in snapshots])
+    left.set_ylim(0, max(m + h for m, h in zip(meds, highs, strict=True)) * 1.25)
     left.set_ylabel("µs per snapshot (median)")
     left.set_title("Building one snapshot", fontsize=10)
     left.grid(True, alpha=0.3)
 
     px = [p.levels for p in publication]
+    top = 0.0
     for attr, label, colour in (("every_change", "snapshot after every change", "#c62828"),
                                 ("throttled", "throttled: at most one per interval", "#1565c0")):
         meds, lows, highs = zip(*(_us(getattr(p, attr)) for p in publication), strict=True)
         right.errorbar(px, meds, yerr=[lows, highs], marker="o", color=colour, capsize=3, label=label)
-    right.set_xscale("log")
-    right.set_yscale("log")
-    right.set_xlabel("price levels in the book (log scale)")
-    right.set_ylabel("µs per message (median, log scale)")
-    right.set_title("Engine.run over the same trades", fontsize=10)
-    right.legend(fontsize=8, loc="upper left")
-    right.grid(True, which="both", alpha=0.3)
+        top = max(top, max(m + h for m, h in zip(meds, highs, strict=True)))
+    _size_axis(right, px, [p.resting for p in publication])
+    right.set_ylim(0, top * 1.15)
+    right.set_ylabel("µs per message (median)")
+    right.set_title("Engine.run over the same trades, two policies", fontsize=10)
+    fig.legend(*right.get_legend_handles_labels(), title="right panel, Engine.run with", title_fontsize=8, fontsize=8,
+               loc="outside lower center", ncols=2, frameon=False)
+    right.grid(True, alpha=0.3)
+    fig.suptitle("Snapshots against book size (bars: fastest to slowest sample)", fontsize=11)
     return fig
 
 

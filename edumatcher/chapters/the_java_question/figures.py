@@ -28,8 +28,12 @@ from .pooling import TrackedRow
 __all__ = ["tracked_bars", "FLOOR", "added_pause_figure"]
 
 
-def tracked_bars(rows: Sequence[TrackedRow]) -> Figure:
-    """Grouped horizontal bars: tracked objects added right after building, and after one collection."""
+def tracked_bars(rows: Sequence[TrackedRow], *, title: str = "") -> Figure:
+    """Grouped horizontal bars: tracked objects added right after building, and after one collection.
+
+    ``title`` defaults to one naming the number of values held; the legend sits
+    under the axis, off the bars.
+    """
     if not rows:
         raise ValueError("tracked_bars needs at least one row")
     fig = Figure(figsize=(8.5, 0.55 * len(rows) + 1.4), layout="constrained")
@@ -47,8 +51,9 @@ def tracked_bars(rows: Sequence[TrackedRow]) -> Figure:
     ax.set_xscale("log")
     ax.set_xlim(0.8, max(built + kept) * 4)
     ax.set_xlabel(f"objects the collector tracks, added by holding {rows[0].n:,} values (log scale)")
-    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     ax.grid(True, axis="x", alpha=0.3)
+    ax.set_title(title or f"Objects the collector must walk, per way of holding {rows[0].n:,} values", fontsize=10)
     return fig
 
 

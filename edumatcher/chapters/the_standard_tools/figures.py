@@ -3,8 +3,9 @@
 A flame graph shows a profile as nested boxes: each box is a function *in one
 calling context*, its width is the time (or the samples) spent in it and in what
 it called, and the boxes on top of it are its callees. Read it by width, never by
-colour or order: the widest boxes at a level are where the time goes; a box much
-wider than all its children is a function that spends its time in its own code.
+order: the widest boxes at a level are where the time goes; a box much wider than
+all its children is a function that spends its time in its own code. Here the
+colour says one thing, named in the legend: the module (file) a function is in.
 Drawn with the root at the top it is called an *icicle* (snakeviz's default).
 
 Two sources give the tree:
@@ -28,17 +29,16 @@ Two sources give the tree:
 
 from __future__ import annotations
 
-import colorsys
 import re
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
 
-__all__ = ["FlameNode", "tree_from_folded", "tree_from_pstats", "frame_label", "flame_graph"]
+__all__ = ["FlameNode", "tree_from_folded", "tree_from_pstats", "frame_label", "flame_graph", "module_of", "function_of",
+           "MODULE_COLOURS", "OTHER_COLOUR"]
 
 ROOT = "all"
 """Name of the synthetic root every tree hangs from."""
@@ -186,13 +186,55 @@ def tree_from_pstats(stats: Mapping[Any, Any], root: tuple[str, int, str], *, ma
     return wrapper.sort()
 
 
-def _colour(name: str) -> tuple[float, float, float]:
-    # Warm colours keyed by the file (or the whole name for built-ins), stable from run to
-    # run: colour helps tell boxes apart; it carries no measurement.
-    where = name[name.rfind("(") + 1:] if "(" in name else name
-    where = where.split(":")[0]
-    h = (zlib.crc32(where.encode()) & 0xFFFFFF) / 0xFFFFFF
-    return colorsys.hls_to_rgb(0.02 + 0.12 * h, 0.62, 0.75)
+MODULE_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#9c755f")
+"""Colours of the modules a flame graph names in its legend, widest module first; the rest share ``OTHER_COLOUR``."""
+
+OTHER_COLOUR = "#bab0ac"
+"""Colour of every box whose module is not among the ``len(MODULE_COLOURS)`` widest."""
+
+
+def module_of(name: str) -> str:
+    """The file a box's name ends with, without its line number; ``"built-in (C)"`` when it names none.
+
+    >>> module_of("OrderBook.submit (book.py:419)"), module_of("check (generated)"), module_of("<built-in method len>")
+    ('book.py', 'generated', 'built-in (C)')
+    """
+    if not name.endswith(")") or " (" not in name:
+        return "built-in (C)"
+    return name[name.rfind(" (") + 2:-1].split(":")[0]
+
+
+def function_of(name: str) -> str:
+    """A box's name without the file in brackets: what its label shows (the colour names the module).
+
+    >>> function_of("OrderBook.submit (book.py:419)"), function_of("<built-in method len>")
+    ('OrderBook.submit', '<built-in method len>')
+    """
+    return name[: name.rfind(" (")] if module_of(name) != "built-in (C)" else name
+
+
+def _visible(node: FlameNode, total: float, min_share: float, max_depth: int, level: int = 0) -> list[tuple[FlameNode, int]]:
+    """Every box wide enough to draw, with its level, parents before children."""
+    if node.value / total < min_share or level >= max_depth:
+        return []
+    out = [(node, level)]
+    for c in node.children:
+        out += _visible(c, total, min_share, max_depth, level + 1)
+    return out
+
+
+def _fit(text: str, width_pt: float, measure: Any) -> str:
+    """``text``, or its longest start that fits ``width_pt`` points with "…" after it, or "" if not even one letter does."""
+    if measure(text) <= width_pt:
+        return text
+    lo, hi = 0, len(text) - 1  # the longest k with text[:k] + "…" fitting
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if measure(text[:mid] + "…") <= width_pt:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + "…" if lo >= 2 else ""
 
 
 def flame_graph(root: FlameNode, *, title: str = "", unit: str = "samples", icicle: bool = True,
@@ -201,39 +243,62 @@ def flame_graph(root: FlameNode, *, title: str = "", unit: str = "samples", icic
 
     ``icicle=True`` puts the root at the top (snakeviz); ``False`` draws a flame
     graph, root at the bottom (py-spy's SVGs). Boxes narrower than ``min_share`` of
-    the root are not drawn; a box is labelled when its label fits. The synthetic
-    ``all`` root is skipped when it has a single child.
+    the root are not drawn. A box's colour is its module (the file its name ends
+    with): the widest modules get a colour each, named in the legend under the
+    axis, the others share a grey. A box's label is its function, elided with "…"
+    to the width of the box (measured, not guessed), or left out when not two
+    letters fit. The synthetic ``all`` root is skipped when it has a single child.
     """
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
     if root.value <= 0:
         raise ValueError("flame_graph needs a tree with a positive value")
     top = root.children[0] if root.name == ROOT and len(root.children) == 1 else root
-    depth = min(top.depth(), max_depth)
-    fig = Figure(figsize=(10, 0.42 * depth + 1.2), layout="constrained")
-    ax = fig.add_subplot()
     total = top.value
+    boxes = _visible(top, total, min_share, max_depth)
+    depth = max(level for _, level in boxes) + 1
+    own: dict[str, float] = {}
+    for node, _ in boxes:
+        own[module_of(node.name)] = own.get(module_of(node.name), 0.0) + node.own
+    ranked = sorted(own, key=lambda m: own[m], reverse=True)
+    colour = {m: MODULE_COLOURS[i] for i, m in enumerate(ranked[: len(MODULE_COLOURS)])}
+    fig_width = 10.0
+    fig = Figure(figsize=(fig_width, 0.42 * depth + 2.0), layout="constrained")
+    ax = fig.add_subplot()
+    font = FontProperties(size=7.5)
+    renderer = RendererAgg(10, 10, 72)  # at 72 dpi a pixel is a point
+    axes_pt = fig_width * 72 * 0.9  # the axes span about nine tenths of the figure (no y tick labels)
 
-    def draw(node: FlameNode, x: float, level: int) -> None:
-        width = node.value / total
-        if width < min_share or level >= max_depth:
-            return
-        y = -level if icicle else level
-        ax.add_patch(Rectangle((x, y), width, 0.92, facecolor=_colour(node.name), edgecolor="white", linewidth=0.6))
-        chars = int(width * 150)  # about 150 characters fit across the axes at this size
-        if chars >= 4:
-            text = node.name if len(node.name) <= chars else node.name[: chars - 1] + "…"
-            ax.text(x + 0.003, y + 0.46, text, va="center", ha="left", fontsize=7.5, clip_on=True)
+    def measure(text: str) -> float:
+        return renderer.get_text_width_height_descent(text, font, ismath=False)[0]
+
+    x_of: dict[int, float] = {id(top): 0.0}
+    for node, level in boxes:
+        x = x_of[id(node)]
         child_x = x
         for c in node.children:
-            draw(c, child_x, level + 1)
+            x_of[id(c)] = child_x
             child_x += c.value / total
-
-    draw(top, 0.0, 0)
+        width = node.value / total
+        y = -level if icicle else level
+        ax.add_patch(Rectangle((x, y), width, 0.92, facecolor=colour.get(module_of(node.name), OTHER_COLOUR),
+                               edgecolor="white", linewidth=0.6))
+        text = _fit(function_of(node.name), width * axes_pt - 6, measure)
+        if text:
+            ax.text(x + 0.003, y + 0.46, text, va="center", ha="left", fontsize=7.5, clip_on=True)
     ax.set_xlim(0, 1)
     ax.set_ylim((-depth + 1 - 0.1, 1.0) if icicle else (-0.1, depth))
     ax.set_yticks([])
+    ax.set_ylabel("callees " + ("below" if icicle else "above") + " their caller")
     ax.set_xlabel(f"share of {total:,.3g} {unit} under {top.name}")
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{v * 100:.0f} %")
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
-    ax.set_title(title or ("Icicle" if icicle else "Flame graph") + " (width = time; read by width, not colour)")
+    handles = [Patch(color=colour[m], label=m) for m in ranked[: len(MODULE_COLOURS)]]
+    if len(ranked) > len(MODULE_COLOURS):
+        handles.append(Patch(color=OTHER_COLOUR, label="other modules"))
+    fig.legend(handles=handles, title="colour: the module (file) of the function; width: its time and its callees'",
+               title_fontsize=8, fontsize=8, loc="outside lower center", ncols=min(len(handles), 6), frameon=False)
+    ax.set_title(title or ("Icicle" if icicle else "Flame graph") + " (width = time; read by width)")
     return fig
