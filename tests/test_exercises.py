@@ -23,6 +23,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from toy_submissions import SANDBOX
 
 from edumatcher.grading import SubmissionResult, grade_submissions, load_exercise, notebook_text, release_notebook
 from edumatcher.grading.notebook_cells import BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS, is_check, source_text
@@ -73,8 +74,9 @@ def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             alternative.parent.mkdir(exist_ok=True)
             shutil.copyfile(ALTERNATIVES / f"{name}.ipynb", alternative)
             submissions.append(Submission(alternative, "alternative", name))
+    # Without bubblewrap (CI installs it) these grade unsandboxed, as the other grading tests do.
     results = grade_submissions(submissions, exercises, jobs=JOBS, cell_timeout=CELL_TIMEOUT,
-                                timeout=NOTEBOOK_TIMEOUT)
+                                timeout=NOTEBOOK_TIMEOUT, sandbox=SANDBOX)
     return {(result.student, result.exercise): result for result in results}
 
 
