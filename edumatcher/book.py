@@ -126,7 +126,7 @@ Event = tuple[str, "Trade | Order"]
 """One entry of ``OrderBook.events``: ``("trade", Trade)``, ``("cancelled", Order)`` or ``("triggered", Order)``."""
 
 # Enum members bound once: an ``is`` test against a module global is the cheapest check.
-_BUY = Side.BUY
+_BUY, _SELL = Side.BUY, Side.SELL
 _LIMIT = OrderType.LIMIT
 _FOK = TIF.FOK
 _SMP_NONE = SelfMatch.NONE
@@ -299,7 +299,7 @@ def _make_resume() -> Order:
     marker = object.__new__(Order)
     marker.id = marker.owner = marker.symbol = ""
     marker.order_type = None  # type: ignore[assignment]
-    marker.qty = marker.price = None  # type: ignore[assignment]
+    marker.qty = marker.price = marker.side = marker.tif = marker.smp = None  # type: ignore[assignment]
     return marker
 
 
@@ -452,20 +452,28 @@ class OrderBook:
         # The rules' checks as one expression for the common order (a plain LIMIT with
         # well-typed fields), whose truth implies validate_new_order would pass; anything
         # else, and every order it would refuse, goes through validate_new_order itself.
-        # type() is not isinstance(): exact types are the fast, unambiguous case.
+        # type() is not isinstance(): exact types are the fast, unambiguous case. An
+        # identity test comes first where the common value is one known object (the book's
+        # own symbol string, which the engine and the workloads pass; GTC; no self-match
+        # prevention): one comparison instead of a type() call and an equality, with the
+        # full test only when it fails, so the expression accepts exactly what it did.
         symbol = self.symbol
         qty = order.qty
         price = order.price
         oid = order.id
         owner = order.owner
+        side = order.side
+        tif = order.tif
+        smp = order.smp
         entries = self._entries
         if not (
             order.order_type is _LIMIT
             and type(qty) is int and 1 <= qty <= MAX_QTY
             and type(price) is int and 1 <= price <= MAX_PRICE
             and type(oid) is str and oid and type(owner) is str and owner
-            and type(order.symbol) is str and order.symbol == symbol
-            and type(order.side) is Side and type(order.tif) is TIF and type(order.smp) is SelfMatch
+            and (order.symbol is symbol or type(order.symbol) is str and order.symbol == symbol)
+            and (side is _BUY or side is _SELL)  # Side has these two members only
+            and (tif is _GTC or type(tif) is TIF) and (smp is _SMP_NONE or type(smp) is SelfMatch)
             and order.stop_price is None and order.display_qty is None
         ):
             if order is _RESUME:  # maintain(), or a call continuing outstanding work: no order of its own
