@@ -40,3 +40,19 @@ def test_handoff_figure_one_bar_per_kind_and_setting_on_log_axes() -> None:
     assert len(left.patches) == len(right.patches) == 2 * len(KINDS)
     assert left.get_yscale() == right.get_yscale() == "log"
     assert [t.get_text() for t in left.get_legend().get_texts()] == ["one core", "two cores"]
+
+
+def test_method_figure_draws_the_rounds_and_places_the_interval_among_the_words() -> None:
+    from edumatcher.chapters.measuring_honestly.figures import VERDICT_EXAMPLES, method_figure
+    from edumatcher.kit import compare_interleaved
+
+    small, large = list(range(100)), list(range(400))
+    c = compare_interleaved(lambda: sum(large), lambda: sum(small), labels=("sum of 400", "sum of 100"), budget=0.2)
+    fig = method_figure(c)
+    left, right = fig.axes
+    (dots,) = [col for col in left.collections if isinstance(col, PathCollection)]
+    assert len(dots.get_offsets()) == c.rounds, "one dot per interleaved round"
+    labels = [t.get_text() for t in right.texts]
+    assert [f"{w} (example)" for w, _, _ in VERDICT_EXAMPLES] == labels[:0:-1], "each word's drawn example, top down"
+    assert labels[0] == f"this comparison: {c.outcome}" and c.outcome == "slower"
+    assert "sum of 400" in fig.get_suptitle() and right.get_xscale() == "log"

@@ -14,6 +14,8 @@
 * ``before_after``: two measurements' samples side by side (alone against
   beside a CPU hog), same layout.
 * ``single_vs_median_figure``: single passes against medians of groups of them.
+* ``method_figure``: how a comparison is made and read: one comparison's rounds as
+  per-round ratios, and its interval placed among the four verdict words.
 """
 
 from __future__ import annotations
@@ -22,16 +24,17 @@ import statistics
 import textwrap
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from edumatcher.kit import Measurement
+from edumatcher.kit import Comparison, Measurement
 
 from .bimodal import BimodalResult, TrapRun
 from .handoff import KINDS, Handoff
 from .kept_frames import KeptFrames
 from .pitfalls import SingleVsMedian
 
-__all__ = ["trap_runs", "kept_frames_figure", "handoff_figure", "runs_strip", "before_after", "single_vs_median_figure"]
+__all__ = ["trap_runs", "kept_frames_figure", "handoff_figure", "runs_strip", "before_after", "single_vs_median_figure",
+           "method_figure", "VERDICT_EXAMPLES"]
 
 
 def trap_runs(trap: TrapRun, control: TrapRun) -> Figure:
@@ -208,4 +211,63 @@ def single_vs_median_figure(result: SingleVsMedian) -> Figure:
     ax.set_ylabel("thousand messages/s")
     ax.set_title("What one run could have reported, against a median of several", fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+VERDICT_EXAMPLES: tuple[tuple[str, float, float], ...] = (
+    ("faster", 0.78, 0.86),
+    ("same", 0.975, 1.03),
+    ("undetermined", 0.97, 1.09),
+    ("slower", 1.12, 1.22),
+)
+"""Drawn, not measured: one example interval (low, high) per verdict word, for ``method_figure``'s key."""
+
+
+def method_figure(comparison: Comparison) -> Figure:
+    """The course's comparison method, drawn from one real comparison (issue 22: the harness's picture).
+
+    Left: each round's ratio (first side's sample / second's, the two taken back to
+    back in a random order), in round order, with the ratio of the medians as a line
+    and the negligible band shaded: the scatter is the noise the interval summarises.
+    Right: the negligible band on a ratio axis, the drawn example interval of each
+    verdict word (grey, labelled "example") and this comparison's measured interval
+    (blue), so the reader sees why the words fall as they do. O(rounds).
+    """
+    a, b = comparison.a.samples, comparison.b.samples
+    ratios = [x / y for x, y in zip(a, b, strict=True)] if comparison.paired else []
+    band = (1 - comparison.negligible, 1 + comparison.negligible)
+    fig = Figure(figsize=(11.0, 3.9), layout="constrained")
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
+    for ax in (left, right):
+        ax.axhspan(*band, color="#cfd8dc", alpha=0.6, zorder=0) if ax is left else ax.axvspan(*band, color="#cfd8dc",
+                                                                                              alpha=0.6, zorder=0)
+    if ratios:
+        left.scatter(range(1, len(ratios) + 1), ratios, s=14, color="#546e7a", zorder=3, label="one round: a / b")
+    left.axhline(comparison.ratio, color="#1565c0", linewidth=1.6, zorder=4,
+                 label=f"ratio of the medians: {comparison.ratio:.2f}x")
+    left.axhline(1.0, color="#212121", linewidth=0.8, linestyle=":", zorder=2)
+    left.set_xlabel("round (one sample of a and one of b, in random order)")
+    left.set_ylabel("time of a ÷ time of b")
+    left.set_title(f"{comparison.rounds} interleaved rounds", fontsize=10)
+    left.grid(True, alpha=0.3)
+    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=8, frameon=False)
+    rows = [(f"{word} (example)", lo, hi, "#90a4ae") for word, lo, hi in VERDICT_EXAMPLES]
+    rows.append((f"this comparison: {comparison.outcome}", *comparison.ci, "#1565c0"))
+    for y, (label, lo, hi, colour) in enumerate(reversed(rows)):
+        right.plot([lo, hi], [y, y], color=colour, linewidth=6, solid_capstyle="butt", zorder=3)
+        right.annotate(label, xy=(hi, y), xytext=(6, 0), textcoords="offset points", va="center", fontsize=8.5)
+    lows = [r[1] for r in rows] + [band[0]]
+    highs = [r[2] for r in rows] + [band[1]]
+    right.set_xscale("log")
+    right.set_xlim(min(lows) / 1.08, max(highs) * 1.9)
+    right.axvline(1.0, color="#212121", linewidth=0.8, linestyle=":")
+    right.set_yticks([])
+    right.set_ylim(-0.7, len(rows) - 0.3)
+    right.set_xlabel("ratio a / b and its 95 % interval (log scale)")
+    right.set_title("The interval decides the word (grey: the ±5 % negligible band)", fontsize=10)
+    low, high = right.get_xlim()
+    ticks = [t for t in (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20) if low <= t <= high]
+    right.set_xticks(ticks, [f"{t:g}x" for t in ticks])
+    right.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    fig.suptitle(f"How two things are compared: {comparison.a.label} (a) against {comparison.b.label} (b)", fontsize=10.5)
     return fig
