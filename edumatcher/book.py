@@ -25,7 +25,7 @@ int holds no reference, so the cyclic collector never tracks it; a resting order
 the collector one tracked object, the ``Order`` itself, and a dead key costs none (a
 ``[k0, k1, order]`` list entry was a second tracked object per order, and stayed one
 while dead). Every young collection walks each tracked object that arrived since the
-last (chapter 09, ``bench gc``). Comparing two ints is also one C comparison, where two
+last (chapter 10, ``bench gc``). Comparing two ints is also one C comparison, where two
 lists compare item by item (``entry_layouts`` times a push and a pop of each). A cancel
 still marks its key dead in O(1), by deleting it from ``_live``, and the ``Order``
 is freed as soon as nothing else holds it. The price: finding a key's order is one
@@ -67,7 +67,7 @@ them go at once, in the call that broke the bound: the heaps are filtered and
 re-heapified, O(n). A compaction leaves only live entries, and with a factor ``f > 1``
 the next one needs more than ``(f - 1) * live + slack`` dead entries, so Omega(n)
 cancels pay for it: cancelling is amortised O(1). With ``f = 1`` the next rebuild comes
-after only ``slack + 1`` cancels, so a cancel costs O(n / slack) amortised (chapter 09
+after only ``slack + 1`` cancels, so a cancel costs O(n / slack) amortised (chapter 07
 measures both). Amortised is not bounded, though: that one cancel pays O(n) (a second
 at a million orders). With a budget (the engine's books) the bound only starts a
 *pass*, and ``maintain()`` runs it a slice at a time: a heap of at most
@@ -326,7 +326,7 @@ class OrderBook:
     * prove it: ``check_invariants``, ``heap_entries``
 
     ``budget`` (None by default: every call finishes all its work, a library call as
-    chapter 09 measures it) is the work budget of ``rules.py``; the engine's books use
+    chapter 07 measures it) is the work budget of ``rules.py``; the engine's books use
     ``rules.WORK_BUDGET`` and call ``maintain()`` between messages. ``protection`` is the
     price protection in ticks (``rules.PROTECTION_TICKS``).
 

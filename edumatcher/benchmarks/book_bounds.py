@@ -18,7 +18,7 @@ longest single call: the message, or the 95th percentile of the maintenance call
 longest of thousands of calls on a shared machine is the machine's, and is printed beside it).
 The verdict compares the sizes:
 within 4x is the issue's "bounded". Beside it, the same message on a book without a
-budget (every call finishes all its work: a library call as chapter 09 measures it),
+budget (every call finishes all its work: a library call as chapter 07 measures it),
 which is what the issue measured.
 
 Patterns: a stop cascade (one 1-lot IOC elects every pending stop, whoever owns them),

@@ -51,8 +51,3 @@ def gc_size_explorer(*, initial: Sequence[PauseRow] | None = None, preset: str =
     control = widgets.Dropdown(options=list(PRESETS), value=preset, description="books", layout={"width": "420px"})
     return FigureControl(draw, {"preset": control},
                          caption="Does the pause grow with the book, or with everything the process keeps alive?")
-
-
-# --- chapter 10: which percentile sees the pause? ------------------------------------------
-
-

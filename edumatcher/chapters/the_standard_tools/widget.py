@@ -62,8 +62,3 @@ def profile_explorer(stats: pstats.Stats, *, sort: str = "tottime", rows: int = 
     }
     return FigureControl(lambda sort, rows, root: draw_profile_view(stats, sort, rows, root), controls,
                          caption="Sort by own time, then by cumulative time: which functions change places, and why?")
-
-
-# --- chapter 13: how often must a saving run before it is worth a message's 1 %? -----------
-
-
