@@ -247,6 +247,7 @@ def method_figure(comparison: Comparison) -> Figure:
                  label=f"ratio of the medians: {comparison.ratio:.2f}x")
     left.axhline(1.0, color="#212121", linewidth=0.8, linestyle=":", zorder=2)
     left.set_xlabel("round (one sample of a and one of b, in random order)")
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
     left.set_ylabel("time of a ÷ time of b")
     left.set_title(f"{comparison.rounds} interleaved rounds", fontsize=10)
     left.grid(True, alpha=0.3)
