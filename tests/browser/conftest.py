@@ -218,7 +218,10 @@ def write_harness(folder: Path) -> None:
     )
     raises = _notebook(
         new_code("x = 1"),
-        new_code("x / 0"),
+        # The pause lets every later request reach the kernel before the error: ipykernel
+        # aborts only the requests already queued when a cell fails, and on a loaded machine
+        # an instant error let the last cell's request arrive after the abort and run.
+        new_code("import time\ntime.sleep(3)\nx / 0"),
         new_code("print('never reached')"),
     )
     dies = _notebook(
