@@ -391,8 +391,17 @@ class Comparison:
 
     @property
     def verdict(self) -> str:
-        """The conclusion in one line, first words first, at most ``MAX_LINE`` characters (no "verdict:" prefix)."""
-        return _fit(self.names, self._line, MAX_LINE - len("verdict: "))
+        """The conclusion in one line, first words first, at most ``MAX_LINE`` characters (no "verdict:" prefix).
+
+        Names are shortened to fit the line without ``MEAN_NOTE``, which follows only where
+        it fits: whether the collector ran inside a window (mean cost) must not change the
+        words of the conclusion, or ``check-verdicts`` would read one verdict as two.
+        """
+        limit = MAX_LINE - len("verdict: ")
+        line = _fit(self.names, self._line, limit)
+        if self.judged_on == "mean" and len(line) + len(MEAN_NOTE) <= limit:
+            line += MEAN_NOTE
+        return line
 
     def _line(self, name_a: str, name_b: str) -> str:
         band = f"{self.negligible * 100:g} %"
@@ -407,8 +416,6 @@ class Comparison:
         else:
             line = (f"too close to call: {name_a} against {name_b} is {self.ratio:.2f}x, "
                     f"and its interval reaches past the ±{band} band")
-        if self.judged_on == "mean":
-            line += MEAN_NOTE
         return line
 
     @property

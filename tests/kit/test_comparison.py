@@ -332,6 +332,22 @@ def test_a_collector_bimodal_side_is_judged_on_its_mean_and_says_so() -> None:
     assert any("bimodal" in w for w in on.warnings) and "⚠" in str(on)
 
 
+def test_the_mean_note_never_changes_the_words_of_the_conclusion() -> None:
+    """check-verdicts saw one verdict as two: with the note, the long names were cut shorter ("(…")."""
+    rng = random.Random(8)
+    a = [5.0 * rng.lognormvariate(0, 0.01) * (2.0 if rng.random() < 0.25 else 1.0) for _ in range(200)]
+    b = [rng.lognormvariate(0, 0.01) for _ in range(200)]
+    names = ("full collection, 20,000 resting orders (fresh process)", "the same after gc.freeze() (fresh process)")
+    on = Comparison(Measurement.from_samples(a, gc_enabled=True, label=names[0]),
+                    Measurement.from_samples(b, gc_enabled=True, label=names[1]), paired=True)
+    off = Comparison(Measurement.from_samples(a, gc_enabled=False, label=names[0]),
+                     Measurement.from_samples(b, gc_enabled=False, label=names[1]), paired=True)
+    assert on.judged_on == "mean" and off.judged_on == "median"
+    assert on.verdict.startswith(names[0]) and off.verdict.startswith(names[0])
+    assert on.record.key == off.record.key
+    assert len("verdict: " + on.verdict) <= MAX_LINE
+
+
 def test_each_comparison_draws_its_own_round_order_and_records_it() -> None:
     machine = Machine(1)
     first = compare_sampled(machine.sampler(SAMPLE_S), machine.sampler(SAMPLE_S), clock=machine.clock, budget=0.01)
