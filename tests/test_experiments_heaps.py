@@ -148,6 +148,12 @@ def test_entry_layouts_count_tracked_objects_and_time_every_layout() -> None:
     for r in rows:
         assert r.push_pop.repeat >= 5 and r.young_collection.repeat >= 5
         assert r.push_pop.median > 0 and r.young_collection.median > 0
+    # Every other layout's push + pop is set against the int key's on the same interleaved rounds.
+    assert rows[0].push_pop_vs_int is None
+    for r in rows[1:]:
+        c = r.push_pop_vs_int
+        assert c is not None and c.paired and c.b is rows[0].push_pop and c.a is r.push_pop
+        assert c.ci[0] <= c.ratio <= c.ci[1]
 
 
 def test_every_layout_orders_by_price_then_arrival_and_gives_back_its_order() -> None:

@@ -53,7 +53,6 @@ from edumatcher.kit import (
     compare,
     compare_passes,
     interleave,
-    measure,
     measure_passes,
 )
 from edumatcher.model import TIF, Order, OrderType, Side
@@ -656,6 +655,7 @@ class EntryLayoutRow:
     tracked_per_order: float
     push_pop: Measurement  # per step: build an item, push it, pop the top, take its order; heap of ``heap_size``
     young_collection: Measurement  # per call: gc.collect(1) over ``fresh`` orders filed since the last
+    push_pop_vs_int: Comparison | None = None  # this layout's push + pop against the int key's, paired rounds; None for the int key
 
 
 def _fresh_items(layout: EntryLayout, n: int, start: int) -> tuple[list[object], Table]:
@@ -683,34 +683,31 @@ def _young_objects_added_by(build: Callable[[], Sequence[object]]) -> int:
 
 
 def entry_layouts(*, heap_size: int = 5_000, fresh: int = 1_000, repeat: int = 5, target: float = 0.05,
-                  ) -> list[EntryLayoutRow]:
+                  rounds: int = 9) -> list[EntryLayoutRow]:
     """Measure every layout of ``ENTRY_LAYOUTS``; one row each, in the table's order.
 
     * ``tracked_per_order``: objects the cyclic collector tracks per item, payload
       included, counted in generation 0 right after building ``fresh`` items.
     * ``push_pop``: one step builds an item with a new key, pushes it on a heap of
       ``heap_size`` items, pops the top and takes its order (so the heap keeps its size). Timed with
-      the collector off: this column is the heap's work, the next one the collector's.
+      the collector off: this column is the heap's work, the next one the collector's. All layouts
+      are timed in one ``interleave`` of ``rounds`` rounds (each in random order), so
+      ``push_pop_vs_int`` compares each with the int key on paired rounds: a ratio with its
+      interval, not two separate runs.
     * ``young_collection``: ``gc.collect(1)`` right after ``fresh`` items were built,
       the work ``GcPolicy`` does at an idle tick. Each sample builds its items
       first, untimed, after a full collection.
 
-    Cost: about ``len(ENTRY_LAYOUTS) * 2 * (repeat + 2) * target`` seconds.
+    Cost: about ``len(ENTRY_LAYOUTS) * (rounds + repeat + 3) * target`` seconds.
     """
+    steps = {label: _push_pop_step(layout, heap_size) for label, layout in ENTRY_LAYOUTS.items()}
+    number = _steps_per_sample(next(iter(steps.values())), target)
+    timed = interleave([_steps_pass(f"push + pop: {label}", step, number) for label, step in steps.items()],
+                       repeat=rounds, gc=False)
+    base = timed[0]
     rows = []
-    for label, layout in ENTRY_LAYOUTS.items():
+    for (label, layout), push_pop in zip(ENTRY_LAYOUTS.items(), timed, strict=True):
         count = _young_objects_added_by(lambda layout=layout: _fresh_items(layout, fresh, 1))
-        heap, table = _fresh_items(layout, heap_size, 1)
-        heapify(heap)
-        seqs = itertools.count(heap_size + 1)
-
-        def step(heap: list[object] = heap, table: Table = table, layout: EntryLayout = layout,
-                 seqs: Any = seqs) -> None:
-            seq = next(seqs)
-            heappush(heap, layout.make(-(10_000 - (seq * 7919) % 50), seq, _Payload(seq), table))
-            layout.take(heappop(heap), table)
-
-        push_pop = measure(step, repeat=repeat, target=target, gc=False, label=f"push + pop: {label}")
 
         def prepare(layout: EntryLayout = layout) -> object:
             gc.collect()  # older garbage out of the way: the young generations hold only the new items
@@ -718,8 +715,46 @@ def entry_layouts(*, heap_size: int = 5_000, fresh: int = 1_000, repeat: int = 5
 
         young = measure_passes(lambda items: gc.collect(1), prepare, label=f"gc.collect(1) over {fresh:,}: {label}",
                                repeat=repeat, gc=False)
-        rows.append(EntryLayoutRow(label, count / fresh, push_pop, young))
+        versus = None if push_pop is base else compare(push_pop, base)
+        rows.append(EntryLayoutRow(label, count / fresh, push_pop, young, versus))
     return rows
+
+
+def _push_pop_step(layout: EntryLayout, heap_size: int) -> Callable[[], None]:
+    """One step of ``entry_layouts``' push + pop on a heap of ``heap_size`` items of ``layout``. O(log heap_size)."""
+    heap, table = _fresh_items(layout, heap_size, 1)
+    heapify(heap)
+    seqs = itertools.count(heap_size + 1)
+    make, take = layout.make, layout.take
+
+    def step() -> None:
+        seq = next(seqs)
+        heappush(heap, make(-(10_000 - (seq * 7919) % 50), seq, _Payload(seq), table))
+        take(heappop(heap), table)
+
+    return step
+
+
+def _steps_per_sample(step: Callable[[], None], target: float) -> int:
+    """How many calls of ``step`` (the cheapest layout's) fill ``target`` seconds, at least 100. O(target)."""
+    n = 100
+    while True:
+        started = time.perf_counter()
+        for _ in range(n):
+            step()
+        took = time.perf_counter() - started
+        if took >= target / 10 or n >= 10_000_000:
+            return max(100, int(n * target / took)) if took > 0 else n
+        n *= 4
+
+
+def _steps_pass(label: str, step: Callable[[], None], number: int) -> Pass:
+    """A ``Pass`` whose one sample is ``number`` calls of ``step`` (per_op is one step)."""
+    def run(_: object) -> None:
+        for _ in range(number):
+            step()
+
+    return Pass(label, run, ops_per_call=number)
 
 
 def tracked_per_resting_order(n: int = 2_000) -> float:
