@@ -6,7 +6,7 @@ find which objects only cycles keep alive. So two things make a held structure
 cost the collector something:
 
 * the **tracked objects** it adds (a slotted ``Order`` is one each: it is
-  examined, moved between the collector's lists, and its 17 slots visited);
+  examined, moved between the collector's lists, and its 18 slots visited);
 * the **references** its tracked containers hold. A list of a million ints is
   one tracked object, yet a collection still visits its million references (twice:
   once to subtract internal references, once to mark what is reachable) and reads
