@@ -127,6 +127,21 @@ def test_flame_graph_colours_by_module_with_a_legend_and_elides_labels_that_do_n
     assert ax.get_ylabel() and ax.get_xlabel().startswith("share of")
 
 
+def test_a_module_keeps_its_colour_whatever_its_width() -> None:
+    # Chapter 02 sets a cProfile icicle beside a py-spy flame graph of the same path: where the
+    # two rank the modules differently, engine.py and book.py must still read the same colour.
+    def colours(lines: list[str]) -> dict[str, tuple[float, ...]]:
+        fig = flame_graph(tree_from_folded(lines, label=frame_label))
+        return {t.get_text(): tuple(h.get_facecolor()) for t, h in zip(fig.legends[0].get_texts(),
+                                                                        fig.legends[0].legend_handles, strict=True)}
+
+    engine_wide = colours(["run (x/main.py:1);Engine.handle (e/engine.py:5) 90", "run (x/main.py:1);OrderBook.submit (e/book.py:10) 10"])
+    book_wide = colours(["run (x/main.py:1);Engine.handle (e/engine.py:5) 10", "run (x/main.py:1);OrderBook.submit (e/book.py:10) 90"])
+    assert list(engine_wide)[0] == "engine.py" and list(book_wide)[0] == "book.py", "the legend is widest first"
+    for module in ("engine.py", "book.py", "main.py"):
+        assert engine_wide[module] == book_wide[module], module
+
+
 def test_module_and_function_of_a_box_name() -> None:
     assert module_of("OrderBook.submit (book.py:419)") == "book.py" and function_of("f (generated)") == "f"
     assert module_of("<built-in method builtins.len>") == "built-in (C)"

@@ -921,7 +921,7 @@ def ratio_bars(report: Report, *, title: str = "") -> Figure:
         else:
             ax.set_ylim(0, top * 1.15)
             ax.set_ylabel("ratio", fontsize=8)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}x" if v >= 10 else f"{v:g}x"))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}x" if v >= 10 and v == round(v) else f"{v:g}x"))
         if spec.quoted_ratio is not None:
             ax.axhline(spec.quoted_ratio, color=QUOTED_COLOUR, linestyle="--", linewidth=1)
             ax.plot([len(runs) - 0.35], [spec.quoted_ratio], marker="D", color=QUOTED_COLOUR, markersize=5)

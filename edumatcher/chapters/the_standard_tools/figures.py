@@ -38,7 +38,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 __all__ = ["FlameNode", "tree_from_folded", "tree_from_pstats", "frame_label", "flame_graph", "module_of", "function_of",
-           "MODULE_COLOURS", "OTHER_COLOUR"]
+           "MODULE_COLOURS", "OTHER_COLOUR", "STABLE_COLOURS"]
 
 ROOT = "all"
 """Name of the synthetic root every tree hangs from."""
@@ -186,11 +186,17 @@ def tree_from_pstats(stats: Mapping[Any, Any], root: tuple[str, int, str], *, ma
     return wrapper.sort()
 
 
-MODULE_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#9c755f")
-"""Colours of the modules a flame graph names in its legend, widest module first; the rest share ``OTHER_COLOUR``."""
+STABLE_COLOURS = {"engine.py": "#4e79a7", "book.py": "#f28e2b", "generated": "#59a14f", "model.py": "#e15759",
+                  "built-in (C)": "#b07aa1", "messages.py": "#76b7b2"}
+"""The message path's modules keep one colour in every flame graph, so two pictures of one path
+(chapter 02's icicle from cProfile and flame graph from py-spy) can be set side by side."""
+
+MODULE_COLOURS = (*STABLE_COLOURS.values(), "#edc948", "#9c755f", "#ff9da7")
+"""Every colour a module can get: the stable ones, then the spare ones, which go to the other modules
+in order of width; modules beyond them share ``OTHER_COLOUR``."""
 
 OTHER_COLOUR = "#bab0ac"
-"""Colour of every box whose module is not among the ``len(MODULE_COLOURS)`` widest."""
+"""Colour of every box whose module got none of ``MODULE_COLOURS``."""
 
 
 def module_of(name: str) -> str:
@@ -244,8 +250,9 @@ def flame_graph(root: FlameNode, *, title: str = "", unit: str = "samples", icic
     ``icicle=True`` puts the root at the top (snakeviz); ``False`` draws a flame
     graph, root at the bottom (py-spy's SVGs). Boxes narrower than ``min_share`` of
     the root are not drawn. A box's colour is its module (the file its name ends
-    with): the widest modules get a colour each, named in the legend under the
-    axis, the others share a grey. A box's label is its function, elided with "…"
+    with): the message path's modules always the same one (``STABLE_COLOURS``), the
+    widest others a spare colour each, the rest a shared grey; the legend under the
+    axis names them, widest first. A box's label is its function, elided with "…"
     to the width of the box (measured, not guessed), or left out when not two
     letters fit. The synthetic ``all`` root is skipped when it has a single child.
     """
@@ -262,7 +269,9 @@ def flame_graph(root: FlameNode, *, title: str = "", unit: str = "samples", icic
     for node, _ in boxes:
         own[module_of(node.name)] = own.get(module_of(node.name), 0.0) + node.own
     ranked = sorted(own, key=lambda m: own[m], reverse=True)
-    colour = {m: MODULE_COLOURS[i] for i, m in enumerate(ranked[: len(MODULE_COLOURS)])}
+    spare = iter(MODULE_COLOURS[len(STABLE_COLOURS):])
+    colour = {m: STABLE_COLOURS[m] if m in STABLE_COLOURS else next(spare, OTHER_COLOUR) for m in ranked}
+    named = [m for m in ranked if colour[m] != OTHER_COLOUR]
     fig_width = 10.0
     fig = Figure(figsize=(fig_width, 0.42 * depth + 2.0), layout="constrained")
     ax = fig.add_subplot()
@@ -295,8 +304,8 @@ def flame_graph(root: FlameNode, *, title: str = "", unit: str = "samples", icic
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{v * 100:.0f} %")
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
-    handles = [Patch(color=colour[m], label=m) for m in ranked[: len(MODULE_COLOURS)]]
-    if len(ranked) > len(MODULE_COLOURS):
+    handles = [Patch(color=colour[m], label=m) for m in named]
+    if len(named) < len(ranked):
         handles.append(Patch(color=OTHER_COLOUR, label="other modules"))
     fig.legend(handles=handles, title="colour: the module (file) of the function; width: its time and its callees'",
                title_fontsize=8, fontsize=8, loc="outside lower center", ncols=min(len(handles), 6), frameon=False)
