@@ -187,11 +187,12 @@ def tree_from_pstats(stats: Mapping[Any, Any], root: tuple[str, int, str], *, ma
 
 
 STABLE_COLOURS = {"engine.py": "#4e79a7", "book.py": "#f28e2b", "generated": "#59a14f", "model.py": "#e15759",
-                  "built-in (C)": "#b07aa1", "messages.py": "#76b7b2"}
+                  "built-in (C)": "#b07aa1", "messages.py": "#76b7b2", "rules.py": "#edc948", "ticks.py": "#9c755f",
+                  "sinks.py": "#ff9da7"}
 """The message path's modules keep one colour in every flame graph, so two pictures of one path
 (chapter 02's icicle from cProfile and flame graph from py-spy) can be set side by side."""
 
-MODULE_COLOURS = (*STABLE_COLOURS.values(), "#edc948", "#9c755f", "#ff9da7")
+MODULE_COLOURS = (*STABLE_COLOURS.values(), "#a0cbe8", "#ffbe7d", "#8cd17d")
 """Every colour a module can get: the stable ones, then the spare ones, which go to the other modules
 in order of width; modules beyond them share ``OTHER_COLOUR``."""
 
