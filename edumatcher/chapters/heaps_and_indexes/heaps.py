@@ -49,9 +49,12 @@ from edumatcher.kit import (
     Comparison,
     Measurement,
     Pass,
+    calibrated_sampler,
     collector,
     compare,
     compare_passes,
+    format_interval,
+    format_ratio,
     interleave,
     measure_passes,
 )
@@ -657,6 +660,19 @@ class EntryLayoutRow:
     young_collection: Measurement  # per call: gc.collect(1) over ``fresh`` orders filed since the last
     push_pop_vs_int: Comparison | None = None  # this layout's push + pop against the int key's, paired rounds; None for the int key
 
+    @property
+    def push_pop_vs_int_text(self) -> str:
+        """``push_pop_vs_int`` for a table cell: "1.29x (1.12–1.44)", or "1x (the base)" for the int key. O(1).
+
+        A no-break space and a word joiner hold the ratio and its interval together, so a
+        narrow page wraps the row, not the figure.
+        """
+        c = self.push_pop_vs_int
+        if c is None:
+            return "1x (the base)"
+        interval = format_interval(c.ci).replace("–", "–\u2060")
+        return f"{format_ratio(c.ratio, c.ci)}x\u00a0({interval})"
+
 
 def _fresh_items(layout: EntryLayout, n: int, start: int) -> tuple[list[object], Table]:
     """``n`` items with their payloads, and their side table, built with the collector off (all in generation 0)."""
@@ -701,7 +717,7 @@ def entry_layouts(*, heap_size: int = 5_000, fresh: int = 1_000, repeat: int = 5
     Cost: about ``len(ENTRY_LAYOUTS) * (rounds + repeat + 3) * target`` seconds.
     """
     steps = {label: _push_pop_step(layout, heap_size) for label, layout in ENTRY_LAYOUTS.items()}
-    number = _steps_per_sample(next(iter(steps.values())), target)
+    _, number = calibrated_sampler(next(iter(steps.values())), target=target)  # the int key's step, the cheapest
     timed = interleave([_steps_pass(f"push + pop: {label}", step, number) for label, step in steps.items()],
                        repeat=rounds, gc=False)
     base = timed[0]
@@ -733,19 +749,6 @@ def _push_pop_step(layout: EntryLayout, heap_size: int) -> Callable[[], None]:
         take(heappop(heap), table)
 
     return step
-
-
-def _steps_per_sample(step: Callable[[], None], target: float) -> int:
-    """How many calls of ``step`` (the cheapest layout's) fill ``target`` seconds, at least 100. O(target)."""
-    n = 100
-    while True:
-        started = time.perf_counter()
-        for _ in range(n):
-            step()
-        took = time.perf_counter() - started
-        if took >= target / 10 or n >= 10_000_000:
-            return max(100, int(n * target / took)) if took > 0 else n
-        n *= 4
 
 
 def _steps_pass(label: str, step: Callable[[], None], number: int) -> Pass:

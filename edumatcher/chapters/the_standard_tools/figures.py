@@ -38,7 +38,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 __all__ = ["FlameNode", "tree_from_folded", "tree_from_pstats", "frame_label", "flame_graph", "module_of", "function_of",
-           "MODULE_COLOURS", "OTHER_COLOUR", "STABLE_COLOURS"]
+           "MODULE_COLOURS", "OTHER_COLOUR", "STABLE_COLOURS",
+           "SPARE_COLOURS"]
 
 ROOT = "all"
 """Name of the synthetic root every tree hangs from."""
@@ -192,9 +193,11 @@ STABLE_COLOURS = {"engine.py": "#4e79a7", "book.py": "#f28e2b", "generated": "#5
 """The message path's modules keep one colour in every flame graph, so two pictures of one path
 (chapter 02's icicle from cProfile and flame graph from py-spy) can be set side by side."""
 
-MODULE_COLOURS = (*STABLE_COLOURS.values(), "#a0cbe8", "#ffbe7d", "#8cd17d")
-"""Every colour a module can get: the stable ones, then the spare ones, which go to the other modules
-in order of width; modules beyond them share ``OTHER_COLOUR``."""
+SPARE_COLOURS = ("#a0cbe8", "#ffbe7d", "#8cd17d")
+"""Colours for the widest modules outside ``STABLE_COLOURS``, in order of width; the rest share ``OTHER_COLOUR``."""
+
+MODULE_COLOURS = (*STABLE_COLOURS.values(), *SPARE_COLOURS)
+"""Every colour a module can get."""
 
 OTHER_COLOUR = "#bab0ac"
 """Colour of every box whose module got none of ``MODULE_COLOURS``."""
@@ -270,7 +273,7 @@ def flame_graph(root: FlameNode, *, title: str = "", unit: str = "samples", icic
     for node, _ in boxes:
         own[module_of(node.name)] = own.get(module_of(node.name), 0.0) + node.own
     ranked = sorted(own, key=lambda m: own[m], reverse=True)
-    spare = iter(MODULE_COLOURS[len(STABLE_COLOURS):])
+    spare = iter(SPARE_COLOURS)
     colour = {m: STABLE_COLOURS[m] if m in STABLE_COLOURS else next(spare, OTHER_COLOUR) for m in ranked}
     named = [m for m in ranked if colour[m] != OTHER_COLOUR]
     fig_width = 10.0
