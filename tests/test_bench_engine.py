@@ -28,12 +28,17 @@ def test_bench_engine_quick_runs_and_reports(capsys: pytest.CaptureFixture[str],
     # Judged from the interval (issue 26): met, NOT met or too close to call.
     assert re.search(r"this run: [\d,]+ msg/s \(95 % CI [\d,]+–[\d,]+\), (met|NOT met|too close to call)", out)
     assert "MISMATCH" not in out
-    assert out.count("pass 5/5") == 7  # two races of two contenders, then three, five timed passes each
+    assert out.count("pass 5/5") == 9  # two races of two contenders, then five, five timed passes each
     # The issues' conditions, last: the message-path ratio against its goal, collector on, against the lean book.
     assert "[5/5] the issues' conditions: standard(3,000, seed=1), collector ON" in out
     assert re.search(r"goal: Engine msg/s / LeanBook ops/s \(issue 26\) >= 0\.15; this run: \d\.\d{3} "
                      r"\(95 % CI \d\.\d{3}–\d\.\d{3}\), (met|NOT met|too close to call)", out)
     assert "0.133 (0.127-0.146)" in out and "quoted from issues 15 and 26" in out
+    # The goal's ceiling for this message path: the book's own work taken out, judged the same way.
+    ceiling = out[out.index("the message path's ceiling:"):]
+    assert re.match(r"the message path's ceiling: [\d.]+ (ns|µs|ms) per message outside the book's own work\n", ceiling)
+    assert re.search(r"^ +Engine/LeanBook \d\.\d{3} \(93\.8 % interval \d\.\d{3}–\d\.\d{3}\), "
+                     r"(met|NOT met|too close to call) against 0\.15$", ceiling, re.MULTILINE)
 
 
 def test_bench_engine_refuses_too_few_repeats(capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,17 +23,18 @@ found, quoted, not measured here: the course does not install them.
 
 from __future__ import annotations
 
+from statistics import median
 from typing import Any
 
 from .. import workloads
-from ..kit import Measurement, Pass, compare, interleave, ratio_interval
+from ..kit import Measurement, Pass, compare, interleave, median_interval, ratio_interval
 from ..model import ORDER_TYPE_BY_VALUE, SIDE_BY_VALUE, TIF_BY_VALUE, Order, OrderRejected
 from .lean_book import LeanBook, apply_lean
 
 __all__ = [
     "ISSUE_OPS", "QUICK_ISSUE_OPS", "BOOK_GOAL", "MESSAGE_PATH_GOAL", "QUOTED_PEERS", "QUOTED_SOURCE",
     "apply_building", "building_pass", "lean_pass", "race_collector_on", "ratio_with_range", "quoted_peer_lines",
-    "judge", "goal_line", "rate_interval",
+    "judge", "goal_line", "rate_interval", "OrdersOnly", "ceiling_line", "free_book_ceiling",
 ]
 
 ISSUE_OPS = 300_000
@@ -121,6 +122,25 @@ def lean_pass(label: str, ops: list[workloads.Op]) -> Pass:
     return Pass(label, run, prepare, ops_per_call=len(ops))
 
 
+class OrdersOnly:
+    """A "book" that takes every order and does nothing with it: ``apply_building``'s loop and order building alone.
+
+    Timed beside ``OrderBook`` in the same loop, it lets a benchmark take the book's own
+    work out of a time that contains it (``free_book_ceiling``). O(1) per call.
+    """
+
+    def __init__(self, symbol: str) -> None:
+        self.symbol = symbol
+
+    def submit(self, order: Order) -> list[Any]:
+        """Drop the order; no trades. O(1)."""
+        return []
+
+    def cancel(self, order_id: str) -> bool:
+        """Nothing rests here, so nothing is cancelled. O(1)."""
+        return False
+
+
 def race_collector_on(contenders: list[Pass], repeat: int, on_pass: Any = None) -> list[Measurement]:
     """Interleave ``contenders`` A B A B ... with the collector on, as the issue measured; one warm-up each."""
     return interleave(contenders, repeat=repeat, warmup=1, gc=True, on_pass=on_pass)
@@ -158,6 +178,45 @@ def goal_line(ours: Measurement, base: Measurement, goal: float, what: str) -> s
     ratio = 1 / times.ratio if times.ratio else float("inf")
     low, high = (1 / high_t if high_t else float("inf")), (1 / low_t if low_t else float("inf"))
     return f"goal: {what} >= {goal:.2f}; this run: {ratio:.3f} (95 % CI {low:.3f}–{high:.3f}), {judge(low, high, goal)}"
+
+
+def ceiling_line(bare: Measurement, lean: Measurement, goal: float) -> str:
+    """The goal applied to ``BareBook``, in two lines: what a book with ``OrderBook``'s API and not one feature reaches.
+
+    ``BareBook`` takes an ``Order`` and returns ``Trade`` objects, as ``OrderBook`` does,
+    with no validation, no events and no index beyond the heaps; so its ratio over
+    ``LeanBook`` bounds what any book with that API can reach, features or none.
+    """
+    judged = goal_line(bare, lean, goal, "BareBook ops/s / LeanBook ops/s").removeprefix("goal: ")
+    return (f"the API's ceiling: {judged}\n"
+            "  (BareBook takes an Order and returns Trade objects, as OrderBook does, with not one feature)")
+
+
+def free_book_ceiling(engine: Measurement, book: Measurement, orders_only: Measurement,
+                      lean: Measurement) -> tuple[float, float, float, float, float]:
+    """What ``Engine``/``LeanBook`` would be if the engine's book cost nothing: per-round median, its interval, and ns.
+
+    All four were interleaved on the same operations, so round i of each belongs
+    together. The message path without matching is, per round, the engine's time less
+    the book's own work (``OrderBook``'s pass less the ``OrdersOnly`` pass: the same
+    loop and orders without a book); the ratio is ``LeanBook``'s time over it. Returns
+    (median ratio, interval low, interval high, the interval's coverage, median ns per
+    message outside the book), the interval being ``median_interval``'s of the
+    per-round ratios. O(rounds log rounds).
+
+    >>> from edumatcher.kit import Measurement
+    >>> m = lambda *s: Measurement.from_samples(s, ops_per_call=1_000)
+    >>> free_book_ceiling(m(10.0, 12.0), m(3.0, 3.0), m(1.0, 1.0), m(0.8, 0.8))
+    (0.09, 0.08, 0.1, 0.5, 9000000.0)
+    """
+    rounds = zip(engine.samples, book.samples, orders_only.samples, lean.samples, strict=True)
+    outside, ratios = [], []
+    for e, b, n, lean_s in rounds:
+        rest = e - (b - n)
+        outside.append(rest / engine.ops_per_call * 1e9)
+        ratios.append(lean_s / rest if rest > 0 else float("inf"))
+    low, high, coverage = median_interval(ratios)
+    return median(ratios), low, high, coverage, median(outside)
 
 
 def rate_interval(m: Measurement) -> tuple[float, float]:
