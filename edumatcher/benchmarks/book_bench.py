@@ -32,8 +32,8 @@ Method
   objects inside the timed loop, and the lean heap book (``lean_book.LeanBook``,
   the pure-Python limit: tuples in its heaps, no ``Order`` or ``Trade``) beside
   them. It prints OrderBook/LeanBook against the goal (>= 0.5), OrderBook/BareBook
-  for the lesson, BareBook/LeanBook against the same goal (the ceiling of a book that
-  takes an ``Order`` and returns ``Trade`` objects, with no feature at all), and the
+  for the lesson, BareBook/LeanBook against the same goal (``OrderBook``'s data and
+  API with no feature at all: what it would reach if every feature were free), and the
   issues' figures for the pure-Python peers beside them, labelled as quoted (they
   are not installed).
 * Every target and goal is judged from the 95 % interval of its ratio, not from
@@ -162,7 +162,7 @@ def _issue_goal(order_book: type, bare_book: type, seed: int, repeat: int, quick
     say(f"      {goal.goal_line(full, lean, goal.BOOK_GOAL, 'OrderBook ops/s / LeanBook ops/s (issue 26)')}")
     say(f"      the lesson: OrderBook/BareBook {bare.median / full.median:.2f}, LeanBook/BareBook "
         f"{bare.median / lean.median:.2f} (the lean book without Order and Trade objects)")
-    for line in goal.ceiling_line(bare, lean, goal.BOOK_GOAL).splitlines():
+    for line in goal.bare_goal_line(bare, lean, goal.BOOK_GOAL).splitlines():
         say(f"      {line}")
     say(f"      verdict: {compare(full, lean).verdict}")
     for line in goal.quoted_peer_lines():

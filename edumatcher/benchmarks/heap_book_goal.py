@@ -34,7 +34,7 @@ from .lean_book import LeanBook, apply_lean
 __all__ = [
     "ISSUE_OPS", "QUICK_ISSUE_OPS", "BOOK_GOAL", "MESSAGE_PATH_GOAL", "QUOTED_PEERS", "QUOTED_SOURCE",
     "apply_building", "building_pass", "lean_pass", "race_collector_on", "ratio_with_range", "quoted_peer_lines",
-    "judge", "goal_line", "rate_interval", "OrdersOnly", "ceiling_line", "free_book_ceiling",
+    "judge", "goal_line", "rate_interval", "OrdersOnly", "bare_goal_line", "free_book_ceiling",
 ]
 
 ISSUE_OPS = 300_000
@@ -180,16 +180,17 @@ def goal_line(ours: Measurement, base: Measurement, goal: float, what: str) -> s
     return f"goal: {what} >= {goal:.2f}; this run: {ratio:.3f} (95 % CI {low:.3f}–{high:.3f}), {judge(low, high, goal)}"
 
 
-def ceiling_line(bare: Measurement, lean: Measurement, goal: float) -> str:
-    """The goal applied to ``BareBook``, in two lines: what a book with ``OrderBook``'s API and not one feature reaches.
+def bare_goal_line(bare: Measurement, lean: Measurement, goal: float) -> str:
+    """The book goal applied to ``BareBook``, in two lines: what ``OrderBook``'s data and API reach with no feature at all.
 
-    ``BareBook`` takes an ``Order`` and returns ``Trade`` objects, as ``OrderBook`` does,
-    with no validation, no events and no index beyond the heaps; so its ratio over
-    ``LeanBook`` bounds what any book with that API can reach, features or none.
+    ``BareBook`` takes an ``Order``, keeps it behind an int heap key and returns ``Trade``
+    objects, as ``OrderBook`` does, with no validation, no events and no index beyond the
+    heaps. Its ratio over ``LeanBook`` is what ``OrderBook`` would reach if every feature
+    were free; a book with the same API and a leaner inside can do better.
     """
     judged = goal_line(bare, lean, goal, "BareBook ops/s / LeanBook ops/s").removeprefix("goal: ")
-    return (f"the API's ceiling: {judged}\n"
-            "  (BareBook takes an Order and returns Trade objects, as OrderBook does, with not one feature)")
+    return (f"the same goal, for BareBook: {judged}\n"
+            "  (BareBook: OrderBook's data and API, an Order in and Trade objects out, and not one feature)")
 
 
 def free_book_ceiling(engine: Measurement, book: Measurement, orders_only: Measurement,
