@@ -38,8 +38,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 __all__ = ["FlameNode", "tree_from_folded", "tree_from_pstats", "frame_label", "flame_graph", "module_of", "function_of",
-           "MODULE_COLOURS", "OTHER_COLOUR", "STABLE_COLOURS",
-           "SPARE_COLOURS"]
+           "MODULE_COLOURS", "OTHER_COLOUR", "STABLE_COLOURS", "SPARE_COLOURS"]
 
 ROOT = "all"
 """Name of the synthetic root every tree hangs from."""
